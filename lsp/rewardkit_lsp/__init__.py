@@ -1,0 +1,1 @@
+"""rewardkit language server (filled by the LSP work)."""

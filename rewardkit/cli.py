@@ -1,0 +1,59 @@
+"""The ``rewardkit`` command line: a thin dispatcher to each subcommand's own module.
+
+Subcommand modules are imported only when used, so ``rewardkit --version`` stays
+fast and ``rewardkit lsp`` is the only one that needs the ``lsp`` extra.
+Each module exposes ``main(argv: list[str]) -> int``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from rewardkit._version import __version__
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("rewardkit.evaluation.cli", "grade model responses (e.g. `rewardkit eval math`)"),
+    "check": ("rewardkit.checks.cli", "check reward modules statically (pre-commit, CI)"),
+    "lsp": ("rewardkit_lsp.cli", "start the language server (needs `rewardkit[lsp]`)"),
+}
+
+USAGE = "usage: rewardkit [--version] [--help] {" + ",".join(SUBCOMMANDS) + "} ..."
+
+
+def _help() -> str:
+    lines = [USAGE, "", "Reward functions that are correct before they cost a training run.", ""]
+    lines.append("subcommands:")
+    for name, (_, text) in SUBCOMMANDS.items():
+        lines.append(f"  {name:<8}{text}")
+    lines += ["", "options:", "  --version   print the version and exit", "  -h, --help  show this help"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help"}:
+        print(_help())
+        return 0 if args else 2
+    if args[0] == "--version":
+        print(f"rewardkit {__version__}")
+        return 0
+    command = args[0]
+    if command not in SUBCOMMANDS:
+        print(USAGE, file=sys.stderr)
+        print(f"rewardkit: error: unknown subcommand {command!r}", file=sys.stderr)
+        return 2
+    module_name, _ = SUBCOMMANDS[command]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        extra = " (install it with: pip install 'rewardkit[lsp]')" if command == "lsp" else ""
+        print(f"rewardkit {command}: cannot load {module_name}: {exc}{extra}", file=sys.stderr)
+        return 2
+    return int(module.main(args[1:]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

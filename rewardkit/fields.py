@@ -1,0 +1,32 @@
+"""Names and documentation of the fields the runtime injects into rewards.
+
+One source of truth for the runtime (which fields exist), the static checks
+(which parameter names are valid) and the language server (hover text).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final, Mapping
+
+PREDEFINED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "final_response": "The agent's final answer text (str): the last assistant message of the rollout.",
+        "trajectory": "The rollout's messages (list of dicts with `role` and `content`), oldest first.",
+        "context": "The rollout's `rewardkit.Context`: rollout id, metadata and shared resources "
+        "(`await context.acquire_resource(...)`).",
+        "id": "The rollout id (str), the same as `context.rollout_id`.",
+    }
+)
+"""Fields every reward may declare, whatever the task: name -> what it receives."""
+
+AGENTFLY_INJECTED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "chain_id": "AgentFly: the id of the rollout chain.",
+        "group_id": "AgentFly: the id of the rollout group (all samples of one prompt).",
+        "chain_idx": "AgentFly: the index of the chain within its group.",
+        "group_idx": "AgentFly: the index of the group within the batch.",
+        "finish_reason": "AgentFly: why generation stopped (e.g. `stop`, `length`).",
+    }
+)
+"""Extra names AgentFly's runner injects; the `preset = "agentfly"` check config adds them."""

@@ -1,0 +1,3 @@
+"""Shared test configuration: pytester for the plugin's real pytest runs."""
+
+pytest_plugins = ["pytester"]
