@@ -6,8 +6,9 @@ One source of truth for the runtime (which fields exist), the static checks
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, Mapping
+from typing import Final
 
 PREDEFINED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     {
