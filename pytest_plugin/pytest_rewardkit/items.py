@@ -1,0 +1,214 @@
+"""pytest collection of golden files: one test item per case, located at its file and line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rewardkit.checking import (
+    GoldenCaseFailure,
+    check_pair,
+    reward_mismatches,
+    reward_reason,
+    reward_report,
+)
+from pytest_rewardkit.golden_files import GoldenFileError, PairCase, RewardCase, load_golden_file
+from pytest_rewardkit.graders import PairGrader, UnknownGraderError, resolve_grader
+from pytest_rewardkit.regen import new_expect, rewrite_expect
+from rewardkit.testing.calling import RewardCaller, RewardLookupError, resolve_reward
+
+GOLDEN_FILE_PROPERTY = "rewardkit_golden_file"
+CASE_LOCATION_PROPERTY = "rewardkit_case_location"
+FAILURE_REASON_PROPERTY = "rewardkit_failure_reason"
+REGEN_REASON = "expect rewritten by --rewardkit-regen (review the diff)"
+
+
+def display_path(config: pytest.Config, path: Path) -> str:
+    """``path`` as pytest shows it: relative to the folder pytest was invoked from."""
+    base = config.invocation_params.dir
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path, base)).as_posix()
+
+
+@contextlib.contextmanager
+def importable_from(folder: Path) -> Iterator[None]:
+    """Let ``module:attr`` names resolve modules next to the golden file, as pytest's default
+    import mode does for test modules (their folder goes first on ``sys.path``)."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
+    """The case's grader, or a ``GoldenFileError`` naming the case's line."""
+    try:
+        with importable_from(case.path.parent):
+            grader = resolve_grader(case.grader)
+    except UnknownGraderError as exc:
+        raise GoldenFileError(where, case.line, f"[[pair]] {case.id!r}: {exc}") from None
+    if case.policy is not None and not grader.accepts_policy:
+        raise GoldenFileError(
+            where,
+            case.line,
+            f"[[pair]] {case.id!r}: grader {grader.name!r} takes no 'policy' (remove it)",
+        )
+    return grader
+
+
+def resolve_case_reward(case: RewardCase, where: str) -> Any:
+    """The case's reward, or a ``GoldenFileError`` naming the case's line."""
+    try:
+        with importable_from(case.path.parent):
+            return resolve_reward(case.reward)
+    except RewardLookupError as exc:
+        raise GoldenFileError(where, case.line, f"[[reward]] {case.id!r}: {exc}") from None
+
+
+def run_reward_case(
+    case: RewardCase, reward: Any, *, location: str, regen: bool, shown_path: str
+) -> Any:
+    """Call the case's reward and compare; with ``regen``, rewrite a differing ``expect`` and fail."""
+    __tracebackhide__ = True
+    with RewardCaller() as caller:
+        try:
+            result = caller(reward, case.fields)
+        except Exception as exc:
+            report = reward_report(case, location=location, result=None, problems=[], error=exc)
+            raise GoldenCaseFailure(report, f"reward raised {type(exc).__name__}") from None
+    problems = reward_mismatches(case.expect, result, case.tolerance)
+    if problems and regen and case.xfail is None:  # a known failure keeps its reviewed value
+        value = new_expect(case, result)
+        rewrite_expect(case, value)
+        report = (
+            f"--rewardkit-regen rewrote 'expect' of golden reward case {case.id!r} at {location}\n"
+            f"  before : {case.expect!r}\n  after  : {value!r}\n"
+            f"  review the change (e.g. `git diff {shown_path}`), then run without --rewardkit-regen"
+        )
+        raise GoldenCaseFailure(report, REGEN_REASON)
+    if problems:
+        report = reward_report(case, location=location, result=result, problems=problems)
+        raise GoldenCaseFailure(report, reward_reason(problems))
+    return result
+
+
+class GoldenFile(pytest.File):
+    """A ``golden_*.toml``/``golden_*.jsonl`` file; malformed ones are collection errors."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        shown = display_path(self.config, self.path)
+        regen = bool(self.config.getoption("rewardkit_regen", False))
+        golden = load_golden_file(self.path, display=shown, allow_missing_expect=regen)
+        for case in golden.cases:
+            if isinstance(case, PairCase):
+                grader = resolve_pair_grader(case, shown)
+                yield GoldenPairItem.from_parent(
+                    self, name=case.id, case=case, grader=grader, shown=shown
+                )
+            else:
+                reward = resolve_case_reward(case, shown)
+                yield GoldenRewardItem.from_parent(
+                    self, name=case.id, case=case, reward=reward, shown=shown
+                )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, GoldenFileError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class _GoldenItem(pytest.Item):
+    """One golden case as a test; failures print the case's report, not a traceback."""
+
+    case: PairCase | RewardCase
+
+    def __init__(self, *, case: PairCase | RewardCase, shown: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.shown = shown
+        self.location_text = f"{shown}:{case.line}"
+        # pytest-lsp's pytest_runtest_call wrapper fails on items without ``funcargs``
+        # (it returns before yielding); golden cases have no fixtures to offer it.
+        self.funcargs: dict[str, Any] = {}
+        self.user_properties.append((GOLDEN_FILE_PROPERTY, shown))
+        if case.xfail is not None:
+            self.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
+        self.user_properties.append((CASE_LOCATION_PROPERTY, self.location_text))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return (
+            self.path,
+            self.case.line - 1,
+            f"{self.shown}:{self.case.line} [{self.case.kind}] {self.case.id}",
+        )
+
+    def _failed(self, failure: GoldenCaseFailure) -> GoldenCaseFailure:
+        self.user_properties.append((FAILURE_REASON_PROPERTY, failure.reason))
+        return failure
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, GoldenCaseFailure):
+            return excinfo.value.report
+        return super().repr_failure(excinfo)
+
+
+class GoldenPairItem(_GoldenItem):
+    """An answer pair checked with its grader."""
+
+    case: PairCase
+
+    def __init__(self, *, grader: PairGrader, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.grader = grader
+
+    def runtest(self) -> None:
+        try:
+            check_pair(self.case, self.grader, location=self.location_text)
+        except GoldenCaseFailure as failure:
+            raise self._failed(failure) from None
+        except Exception as exc:
+            import traceback
+
+            report = (
+                f"golden pair {self.case.id!r} failed at {self.location_text}: grader {self.grader.name!r} "
+                f"raised {type(exc).__name__}: {exc}\n"
+                + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+            )
+            raise self._failed(
+                GoldenCaseFailure(report, f"grader raised {type(exc).__name__}")
+            ) from None
+
+
+class GoldenRewardItem(_GoldenItem):
+    """A reward case: the reward called with the case's fields, compared with ``expect``."""
+
+    case: RewardCase
+
+    def __init__(self, *, reward: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reward = reward
+
+    def runtest(self) -> None:
+        try:
+            run_reward_case(
+                self.case,
+                self.reward,
+                location=self.location_text,
+                regen=bool(self.config.getoption("rewardkit_regen", False)),
+                shown_path=self.shown,
+            )
+        except GoldenCaseFailure as failure:
+            raise self._failed(failure) from None

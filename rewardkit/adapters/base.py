@@ -1,0 +1,333 @@
+"""What every framework adapter shares: the reward reference, the per-call timeout, the error
+policy and its counters, and pickling.
+
+The frameworks either have no per-call timeout and error handling for custom rewards, or
+retry the whole batch: one pathological sample (a catastrophic regex, a hung API call) then
+stalls or kills training. The adapter owns both: a failing or timed-out sample yields the
+configured ``fallback`` and an ``error`` extra, is logged and counted in ``adapter.stats``.
+Configuration errors (a required field no mapping supplies, an extra named like a reserved
+key) are not sample failures and always raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import threading
+import types
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from rewardkit.adapters.extras import ExtrasSchema
+from rewardkit.adapters.messages import AdapterInputError
+from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
+from rewardkit.calculate import build_fields
+from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError
+from rewardkit.results import RewardResult
+from rewardkit.rewards import as_reward
+
+logger = logging.getLogger("rewardkit.adapters")
+
+OnError = Literal["fallback", "raise"]
+
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (MissingFieldError, FieldCollisionError)
+"""Errors that mean the adapter or the data mapping is wrong, not one sample: never a fallback."""
+
+DEFAULT_CONCURRENCY = 16
+"""Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
+
+
+
+def start_daemon_call(function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
+    """Run ``function(argument)`` in a new daemon thread; its result arrives in the future.
+
+    A timed-out sync call cannot be killed; in a daemon thread it at least never blocks the
+    interpreter's exit (pool threads are joined at exit, so one hung reward would hang it).
+    """
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(function(argument))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="rewardkit-adapter-call", daemon=True).start()
+    return future
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` to completion from sync code, even in a thread whose loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rewardkit-adapter-loop") as helper:
+        return helper.submit(asyncio.run, coroutine).result()
+
+
+@dataclass
+class AdapterStats:
+    """Per-process counters of one adapter: ``calls`` (samples scored), ``failures`` (samples
+    that got the fallback, timeouts included) and ``timeouts``."""
+
+    calls: int = 0
+    failures: int = 0
+    timeouts: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, *, calls: int = 0, failures: int = 0, timeouts: int = 0) -> None:
+        """Add to the counters (thread-safe)."""
+        with self._lock:
+            self.calls += calls
+            self.failures += failures
+            self.timeouts += timeouts
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One sample's outcome: its reward (the fallback on failure), extras, and the error text."""
+
+    reward: float | None
+    extras: Mapping[str, Any] | None
+    error: str | None = None
+
+
+def error_text(exc: BaseException) -> str:
+    """``"<type>: <message>"``, the form the ``error`` extra takes."""
+    return f"{type(exc).__name__}: {exc or '(no message)'}"
+
+
+def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
+    """Make instances of ``cls`` read as ``async def`` to ``inspect.iscoroutinefunction``.
+
+    verl (``inspect.iscoroutinefunction(compute_score)``) and AgentFly inspect the object
+    itself, not its ``__call__``. Giving the class the code object of an async ``template``
+    with the framework's signature makes the instance function-like (Python 3.10+); 3.12's
+    coroutine mark is set too. ``inspect.signature`` then shows the template's signature.
+    """
+    cls.__code__ = template.__code__  # type: ignore[attr-defined]
+    cls.__defaults__ = template.__defaults__  # type: ignore[attr-defined]
+    cls.__kwdefaults__ = template.__kwdefaults__  # type: ignore[attr-defined]
+    mark = getattr(inspect, "_is_coroutine_mark", None)
+    if mark is not None:
+        cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
+
+
+class RewardAdapter:
+    """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
+
+    Pickling sends the reward as a ``RewardReference`` (``module:qualname``, the file a
+    framework loaded it from, or its registry name; a ``BaseReward`` instance by value) plus
+    the options, so the worker runs the same code. Counters (``stats``) are per process.
+    """
+
+    framework: ClassVar[str] = "a framework"
+    reserved_extras: ClassVar[Mapping[str, str]] = types.MappingProxyType({})
+    """Extras names the framework uses itself, with the reason: rejected with a clear error."""
+    allows_none_fallback: ClassVar[bool] = False
+    """Whether the framework accepts ``None`` as a sample's reward (TRL: "not applicable")."""
+
+    def __init__(
+        self,
+        reward: Any,
+        *,
+        name: str | None = None,
+        field_map: Mapping[str, str | None] | None = None,
+        timeout: float | None = None,
+        on_error: OnError = "fallback",
+        fallback: float | None = 0.0,
+        extra_keys: Iterable[str] | None = None,
+        missing_extra: Any = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> None:
+        if isinstance(reward, RewardReference):
+            self.reference = reward
+            reward = reward.resolve()
+        else:
+            self.reference = RewardReference.of(reward)
+            if isinstance(reward, str):
+                reward = self.reference.resolve()
+        self.reward = as_reward(reward)
+        if on_error not in ("fallback", "raise"):
+            raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+        self.__name__ = name or self.reward.name
+        if fallback is not None:
+            fallback = RewardResult(fallback).reward  # finite float or a clear error
+        elif not self.allows_none_fallback:
+            raise RewardShapeError(
+                f"adapter {self.__name__!r}: fallback=None is not allowed for {self.framework}, "
+                "which needs a number for every sample; pass a float (e.g. 0.0)"
+            )
+        self.__qualname__ = self.__name__
+        self.field_map: dict[str, str | None] = dict(field_map or {})
+        self.timeout = timeout
+        self.on_error: OnError = on_error
+        self.fallback = fallback
+        self.extra_keys = None if extra_keys is None else tuple(extra_keys)
+        self.missing_extra = missing_extra
+        self.concurrency = concurrency
+        self.stats = AdapterStats()
+        self.schema = ExtrasSchema(
+            owner=self.__name__,
+            framework=self.framework,
+            declared=self.extra_keys,
+            missing=missing_extra,
+            reserved=self.reserved_extras,
+        )
+
+    # -- pickling ---------------------------------------------------------------------------
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments that rebuild this adapter (the reward aside)."""
+        return {
+            "name": self.__name__,
+            "field_map": self.field_map,
+            "timeout": self.timeout,
+            "on_error": self.on_error,
+            "fallback": self.fallback,
+            "extra_keys": self.extra_keys,
+            "missing_extra": self.missing_extra,
+            "concurrency": self.concurrency,
+        }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if not self.reference.shippable:
+            raise RewardNotShippableError(self.reference.problem or f"reward {self.__name__!r}")
+        return (_rebuild, (type(self), self.reference, self.options()))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.__name__!r} for {self.framework}: {self.reward!r}>"
+
+    # -- field mapping ----------------------------------------------------------------------
+
+    def mapped(self, source: str, default: str | None) -> str | None:
+        """The reward field that framework input ``source`` feeds (``None``: dropped)."""
+        return self.field_map.get(source, default)
+
+    # -- scoring ----------------------------------------------------------------------------
+
+    def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
+        if self.on_error == "raise":
+            raise exc
+        self.stats.count(failures=1, timeouts=int(timed_out))
+        text = error_text(exc)
+        logger.warning(
+            "reward %r failed on sample %d under %s; scored %r instead: %s",
+            self.__name__,
+            index,
+            self.framework,
+            self.fallback,
+            text,
+        )
+        return Scored(self.fallback, None, text)
+
+    def _timeout_error(self, index: int) -> TimeoutError:
+        return TimeoutError(f"reward {self.__name__!r} took longer than {self.timeout} s on sample {index}")
+
+    def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
+        """Score one sample from sync code, under the timeout and the error policy."""
+        self.stats.count(calls=1)
+        if isinstance(fields, AdapterInputError):
+            return self._failed(index, fields)
+        reward = self.reward
+        if reward.is_async:
+            return run_coroutine(self._score_async(fields, index))  # type: ignore[no-any-return]
+        try:
+            if self.timeout is None:
+                result = reward.invoke(fields)
+            else:
+                try:
+                    result = start_daemon_call(reward.invoke, fields).result(self.timeout)
+                except concurrent.futures.TimeoutError:
+                    return self._failed(index, self._timeout_error(index), timed_out=True)
+        except CONFIGURATION_ERRORS:
+            raise
+        except Exception as exc:
+            return self._failed(index, exc)
+        return Scored(result.reward, result.extras)
+
+    async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
+        reward = self.reward
+        try:
+            if reward.is_async:
+                pending = reward.invoke(fields)
+            elif self.timeout is None:
+                result = reward.invoke(fields)
+                return Scored(result.reward, result.extras)
+            else:
+                pending = asyncio.wrap_future(start_daemon_call(reward.invoke, fields))
+            result = await (pending if self.timeout is None else asyncio.wait_for(pending, self.timeout))
+        except asyncio.TimeoutError:
+            return self._failed(index, self._timeout_error(index), timed_out=True)
+        except CONFIGURATION_ERRORS:
+            raise
+        except Exception as exc:
+            return self._failed(index, exc)
+        return Scored(result.reward, result.extras)
+
+    async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
+        """Score one sample on the caller's event loop, under the timeout and the error policy."""
+        self.stats.count(calls=1)
+        if isinstance(fields, AdapterInputError):
+            return self._failed(index, fields)
+        return await self._score_async(fields, index)
+
+    async def score_batch_async(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
+        """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(index: int, fields: Mapping[str, Any] | AdapterInputError) -> Scored:
+            async with semaphore:
+                return await self.score_one_async(fields, index)
+
+        tasks = [asyncio.ensure_future(one(index, fields)) for index, fields in enumerate(samples)]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    def score_batch(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
+        """Score a batch from sync code: inline when the reward is sync without a timeout."""
+        if not self.reward.is_async and self.timeout is None:
+            return [self.score_one(fields, index) for index, fields in enumerate(samples)]
+        return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
+
+
+def _rebuild(cls: type[RewardAdapter], reference: RewardReference, options: dict[str, Any]) -> RewardAdapter:
+    """Unpickle an adapter: resolve its reward in this process and apply the same options."""
+    return cls(reference, **options)
+
+
+def as_async(reward: Any) -> bool:
+    """Whether ``reward`` (any form the ``to_*`` functions accept) is an async reward."""
+    if isinstance(reward, RewardReference):
+        reward = reward.resolve()
+    elif isinstance(reward, str):
+        reward = RewardReference.of(reward).resolve()
+    return bool(as_reward(reward).is_async)
+
+
+def compose_fields(
+    adapter: RewardAdapter, task: Mapping[str, Any], predefined: Mapping[str, Any], *, where: str
+) -> dict[str, Any]:
+    """The reward's fields: ``task`` fields plus the ``predefined`` ones, a task field named like
+    a predefined one raising ``FieldCollisionError`` that says how to map it away."""
+    try:
+        return build_fields(task, where=where, **predefined)
+    except FieldCollisionError as exc:
+        raise FieldCollisionError(
+            f"{exc}; or map it in the adapter: {adapter.framework} adapter "
+            f"field_map={{{exc.field!r}: 'task_{exc.field}'}} (or None to drop it)",
+            field=exc.field,
+        ) from None

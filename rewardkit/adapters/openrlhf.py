@@ -1,0 +1,193 @@
+"""OpenRLHF: ``reward_func(queries, prompts, labels)`` for ``--remote_rm_url path/to/file.py``.
+
+OpenRLHF (0.11) imports ``reward_func`` from the file and calls it from a worker thread
+(``asyncio.to_thread``) with one-element lists: ``queries`` (the prompt and the response,
+decoded with ``skip_special_tokens=False``), ``prompts`` (the prompt text after the chat
+template) and ``labels`` (the dataset's ``label_key`` column). It expects a dict with
+``rewards`` (for advantages), ``scores`` (for dynamic filtering) and ``extra_logs`` (one value
+per sample per key, logged to wandb), as tensors. It never awaits: the adapter is sync and
+runs an async reward to completion itself.
+
+Field mapping (defaults; change with ``field_map``): ``final_response`` is the query minus its
+prompt, without trailing end-of-turn markers (``stop_strings``); ``trajectory`` is the prompt
+as a user message and the response as an assistant message; a label holding several fields
+(a dict, or a JSON object in a string) gives one task field per key, any other label becomes
+``answer`` (``field_map={"label": ...}`` renames it).
+
+Results: ``rewards`` and ``scores`` (the same values), ``extra_logs`` with the numeric extras
+(bools as 1/0; non-numeric extras are not logged) and ``error`` (1.0 for a failed sample);
+``torch`` tensors when torch is importable (``return_tensors=None``), lists otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from rewardkit.adapters.base import (
+    DEFAULT_CONCURRENCY,
+    OnError,
+    RewardAdapter,
+    Scored,
+    compose_fields,
+)
+from rewardkit.adapters.extras import as_number
+from rewardkit.adapters.messages import (
+    COMMON_STOP_STRINGS,
+    AdapterInputError,
+    decode_label,
+    response_from_query,
+    strip_stop_strings,
+)
+
+OPENRLHF_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "reward": "OpenRLHF stores the reward under it in each experience's info",
+        "score": "OpenRLHF stores the score under it in each experience's info",
+        "error": "the adapter reports failures under it",
+        "kl": "OpenRLHF logs its KL estimate under it",
+        "return": "OpenRLHF logs the return under it",
+        "response_clip_ratio": "OpenRLHF logs the clipped-response ratio under it",
+        "response_length": "OpenRLHF logs response lengths under it",
+        "total_length": "OpenRLHF logs sequence lengths under it",
+    }
+)
+"""Extras names that collide with what OpenRLHF (0.11) itself puts in an experience's info."""
+
+
+def _torch() -> Any:
+    """The ``torch`` module, or ``None`` when it cannot be imported."""
+    try:
+        return importlib.import_module("torch")
+    except ImportError:
+        return None
+
+
+class OpenRLHFReward(RewardAdapter):
+    """OpenRLHF ``reward_func`` (sync): see the module docstring for the call and the mapping."""
+
+    framework: ClassVar[str] = "OpenRLHF"
+    reserved_extras: ClassVar[Mapping[str, str]] = OPENRLHF_RESERVED_EXTRAS
+
+    def __init__(
+        self,
+        reward: Any,
+        *,
+        stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
+        return_tensors: bool | None = None,
+        missing_extra: Any = 0.0,
+        **options: Any,
+    ) -> None:
+        if as_number(missing_extra) is None:
+            raise ValueError(
+                f"missing_extra must be a number for OpenRLHF, whose extra_logs are tensors; got {missing_extra!r}"
+            )
+        super().__init__(reward, missing_extra=missing_extra, **options)
+        self.stop_strings = tuple(stop_strings)
+        self.return_tensors = return_tensors
+        self._numeric_keys: tuple[str, ...] | None = None
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "stop_strings": self.stop_strings, "return_tensors": self.return_tensors}
+
+    def sample(self, query: Any, prompt: Any, label: Any, *, where: str) -> dict[str, Any] | AdapterInputError:
+        """The reward fields of one OpenRLHF sample (an ``AdapterInputError`` if it cannot be mapped)."""
+        try:
+            response = strip_stop_strings(response_from_query(query, prompt, where=where), self.stop_strings)
+        except AdapterInputError as exc:
+            return exc
+        task: dict[str, Any] = {}
+        label_fields = decode_label(label)
+        if label_fields is None:
+            target = self.mapped("label", "answer")
+            if target is not None:
+                task[target] = label
+        else:
+            for source, value in label_fields.items():
+                target = self.mapped(source, source)
+                if target is not None:
+                    task[target] = value
+        trajectory = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+        return compose_fields(
+            self, task, {"final_response": response, "trajectory": trajectory}, where=where
+        )
+
+    def numeric_keys(self, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored]) -> tuple[str, ...]:
+        """The extras keys logged to ``extra_logs``: those whose first successful value is a number."""
+        if self._numeric_keys is None:
+            for row, item in zip(rows, scored):
+                if item.error is None and self.schema.keys is not None:
+                    self._numeric_keys = tuple(key for key in self.schema.keys if as_number(row[key]) is not None)
+                    break
+        return self._numeric_keys or ()
+
+    def result(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs``."""
+        rows = [self.schema.conform(item.extras) for item in scored]
+        rewards = [float(item.reward) for item in scored]  # type: ignore[arg-type]
+        missing = float(as_number(self.missing_extra))  # type: ignore[arg-type]
+        extra_logs: dict[str, list[float]] = {}
+        for key in self.numeric_keys(rows, scored):
+            values = (as_number(row[key]) for row in rows)
+            extra_logs[key] = [missing if value is None else value for value in values]
+        extra_logs["error"] = [0.0 if item.error is None else 1.0 for item in scored]
+        torch = None if self.return_tensors is False else _torch()
+        if self.return_tensors and torch is None:
+            raise ImportError(f"adapter {self.__name__!r}: return_tensors=True but torch cannot be imported")
+        if torch is None:
+            return {"rewards": rewards, "scores": list(rewards), "extra_logs": extra_logs}
+        return {
+            "rewards": torch.tensor(rewards, dtype=torch.float32),
+            "scores": torch.tensor(rewards, dtype=torch.float32),
+            "extra_logs": {key: torch.tensor(values, dtype=torch.float32) for key, values in extra_logs.items()},
+        }
+
+    def __call__(self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]) -> dict[str, Any]:
+        if not len(queries) == len(prompts) == len(labels):
+            raise AdapterInputError(
+                f"OpenRLHF call: {len(queries)} queries, {len(prompts)} prompts and {len(labels)} labels; "
+                "expected one of each per sample"
+            )
+        samples = [
+            self.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
+            for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
+        ]
+        return self.result(self.score_batch(samples))
+
+
+def to_openrlhf(
+    reward: Any,
+    *,
+    name: str | None = None,
+    field_map: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+    on_error: OnError = "fallback",
+    fallback: float = 0.0,
+    extra_keys: Iterable[str] | None = None,
+    missing_extra: float = 0.0,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
+    return_tensors: bool | None = None,
+) -> OpenRLHFReward:
+    """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--remote_rm_url``,
+    write ``reward_func = to_openrlhf(my_reward)``.
+
+    Always sync (OpenRLHF calls it from a thread and never awaits); an async reward is run to
+    completion inside. ``stop_strings``: end-of-turn markers stripped from the response's end.
+    ``return_tensors``: ``None`` = tensors when torch imports, lists otherwise (e.g. for JSON).
+    """
+    return OpenRLHFReward(
+        reward,
+        name=name,
+        field_map=field_map,
+        timeout=timeout,
+        on_error=on_error,
+        fallback=fallback,
+        extra_keys=extra_keys,
+        missing_extra=missing_extra,
+        concurrency=concurrency,
+        stop_strings=stop_strings,
+        return_tensors=return_tensors,
+    )

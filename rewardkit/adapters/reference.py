@@ -1,0 +1,186 @@
+"""How an adapter names its reward when pickled: by registry name or by ``module:qualname``.
+
+Process pools and Ray pickle the adapter to ship it to workers. The reward travels as a
+reference the worker resolves by importing its module (which also registers it), so the
+worker runs the same code as the driver and never needs the function's bytecode pickled.
+A ``BaseReward`` instance carries state (credentials, clients) and travels by value.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from rewardkit.errors import RewardRegistryError
+from rewardkit.registry import get_registration
+from rewardkit.rewards import BaseReward, Reward, as_reward
+
+
+class RewardNotShippableError(RewardRegistryError):
+    """A reward cannot be found again in another process: neither its registry name nor its
+    ``module:qualname`` leads back to it (typically a reward defined inside a function)."""
+
+
+def _walk(module: str, qualname: str) -> Any:
+    target: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _load_file_module(module: str, path: str) -> ModuleType:
+    """The module ``module`` executed from ``path`` (once per process), as verl and OpenRLHF
+    load reward files: by path, under a name that ``import`` cannot find."""
+    loaded = sys.modules.get(module)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(module, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load a module from {path}")
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded
+    try:
+        spec.loader.exec_module(loaded)
+    except BaseException:
+        del sys.modules[module]
+        raise
+    return loaded
+
+
+def _source_file(target: Any) -> str | None:
+    """The ``.py`` file that defines ``target``, if it is one on disk."""
+    code = getattr(target, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    if isinstance(filename, str) and filename.endswith(".py") and os.path.isfile(filename):
+        return filename
+    return None
+
+
+def _importable(module: str) -> bool:
+    """Whether ``import module`` can find it (already imported, or on ``sys.path``)."""
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class RewardReference:
+    """A picklable way to find a reward again in another process.
+
+    ``kind`` is ``"qualname"`` (import ``module`` and walk ``qualname``), ``"name"`` (import
+    ``module`` if set, then ``get_reward(name)``), ``"file"`` (a module loaded from ``path`` under
+    a name ``import`` cannot find, as verl and OpenRLHF load reward files: load it the same way,
+    then walk ``qualname``), ``"value"`` (``instance`` is pickled itself: a ``BaseReward``
+    instance) or ``"local"`` (not shippable; ``problem`` says why).
+    """
+
+    kind: str
+    name: str
+    module: str | None = None
+    qualname: str | None = None
+    instance: Any = None
+    problem: str | None = None
+    path: str | None = None
+
+    @classmethod
+    def of(cls, reward: Any) -> RewardReference:
+        """The reference for ``reward``: a registry name (``str``), a reward object, a ``BaseReward``
+        instance or a plain function."""
+        if isinstance(reward, str):
+            registration = get_registration(reward)
+            return cls("name", registration.name, module=registration.module)
+        if isinstance(reward, BaseReward):
+            return cls("value", reward.name, instance=reward)
+        normalized = as_reward(reward)
+        name = normalized.name
+        target = reward.__wrapped__ if isinstance(reward, Reward) else reward
+        module = getattr(target, "__module__", None)
+        qualname = getattr(target, "__qualname__", None)
+        if module and qualname and "<locals>" not in qualname:
+            try:
+                found = _walk(module, qualname)
+            except (ImportError, AttributeError):
+                found = None
+            if found is reward:
+                return cls("qualname", name, module=module, qualname=qualname)
+            path = _source_file(target)
+            if found is None and path is not None and not _importable(module):
+                return cls("file", name, module=module, qualname=qualname, path=path)
+        if isinstance(reward, Reward):
+            try:
+                registration = get_registration(name)
+            except (KeyError, RewardRegistryError):
+                registration = None
+            if registration is not None and registration.reward is reward:
+                return cls("name", name, module=registration.module)
+        where = f"{module}:{qualname}" if module and qualname else repr(reward)
+        return cls(
+            "local",
+            name,
+            module=module,
+            qualname=qualname,
+            problem=(
+                f"reward {name!r} ({where}) cannot be found again in a worker process: "
+                "it is neither importable by module:qualname nor registered under its name; "
+                "define it at the top level of an importable module"
+            ),
+        )
+
+    def resolve(self) -> Any:
+        """The reward this reference names, importing its module first (which registers it)."""
+        if self.kind == "value":
+            return self.instance
+        if self.kind == "local":
+            raise RewardNotShippableError(self.problem or f"reward {self.name!r} is not shippable")
+        if self.kind == "file":
+            if self.module is None or self.qualname is None or self.path is None:
+                raise RewardNotShippableError(f"reward {self.name!r}: incomplete reference {self!r}")
+            try:
+                target: Any = _load_file_module(self.module, self.path)
+                for part in self.qualname.split("."):
+                    target = getattr(target, part)
+            except (ImportError, OSError, AttributeError) as exc:
+                raise RewardNotShippableError(
+                    f"reward {self.name!r}: cannot load {self.qualname} from {self.path} in this "
+                    f"process ({type(exc).__name__}: {exc})"
+                ) from exc
+            return target
+        if self.kind == "qualname":
+            if self.module is None or self.qualname is None:
+                raise RewardNotShippableError(f"reward {self.name!r}: incomplete reference {self!r}")
+            try:
+                return _walk(self.module, self.qualname)
+            except (ImportError, AttributeError) as exc:
+                raise RewardNotShippableError(
+                    f"reward {self.name!r}: cannot import {self.module}:{self.qualname} in this "
+                    f"process ({type(exc).__name__}: {exc}); is the module on sys.path of the workers?"
+                ) from exc
+        if self.module:
+            try:
+                importlib.import_module(self.module)
+            except ImportError as exc:
+                raise RewardNotShippableError(
+                    f"reward {self.name!r}: cannot import its module {self.module!r} in this "
+                    f"process ({exc}); is the module on sys.path of the workers?"
+                ) from exc
+        registration = get_registration(self.name)
+        reward = registration.reward
+        if isinstance(reward, type):
+            raise RewardNotShippableError(
+                f"reward {self.name!r} is the BaseReward class {reward.__qualname__}; "
+                "adapt an instance of it instead"
+            )
+        return reward
+
+    @property
+    def shippable(self) -> bool:
+        """Whether pickling an adapter of this reward can work."""
+        return self.kind != "local"

@@ -1,0 +1,196 @@
+"""TRL: a reward function for ``GRPOTrainer`` (and ``RLOOTrainer``, which calls the same way).
+
+TRL (1.x) calls ``reward_func(prompts=..., completions=..., completion_ids=..., **kwargs)``
+with one entry per completion, where ``kwargs`` holds every dataset column except
+``prompt``/``completion``/``completion_ids`` (each a list), plus ``trainer_state`` (the
+``transformers.TrainerState``), ``log_extra(column, values)`` and ``log_metric(name, value)``
+(TRL >= 1.0; the adapter uses them when present), and ``environments`` when an
+``environment_factory`` is set. It expects a list of floats, ``None`` meaning "not applicable"
+(TRL turns it into NaN and leaves this function out for that sample). Async reward functions
+are detected through ``inspect.iscoroutinefunction(func.__call__)`` and awaited concurrently.
+
+Field mapping (defaults; change with ``field_map``): ``final_response`` is the completion
+(standard data) or the text of the completion's last assistant message (conversational
+data, where the completion may also hold tool calls and tool results); ``trajectory`` is
+the prompt's messages followed by the completion's (a plain prompt becomes one user message,
+a plain completion one assistant message); each list column -> a task field of its name;
+``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's).
+
+Results: the reward per completion (the ``fallback`` on failure, which may be ``None``);
+through ``log_metric``: ``<name>/<key>`` (mean over samples) for numeric extras and
+``<name>/failure_rate``; through ``log_extra``: a completions-table column ``<name>/<key>`` per
+extra and ``<name>/error`` (the failure text or ``None``), the same columns on every batch.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from rewardkit.adapters.base import (
+    DEFAULT_CONCURRENCY,
+    OnError,
+    RewardAdapter,
+    Scored,
+    as_async,
+    compose_fields,
+    mark_coroutine_function,
+)
+from rewardkit.adapters.extras import as_number
+from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text
+
+TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
+"""Keyword arguments TRL passes that are callbacks for the adapter, never reward fields."""
+
+TRL_DEFAULT_FIELD_MAP: Mapping[str, str | None] = types.MappingProxyType({"environments": "environment"})
+
+
+class TrlReward(RewardAdapter):
+    """TRL reward function (sync): see the module docstring for the call and the mapping."""
+
+    framework: ClassVar[str] = "TRL"
+    allows_none_fallback: ClassVar[bool] = True
+
+    def mapped(self, source: str, default: str | None) -> str | None:
+        if source in self.field_map:
+            return self.field_map[source]
+        return TRL_DEFAULT_FIELD_MAP.get(source, default)
+
+    def samples(
+        self, prompts: Sequence[Any], completions: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> list[dict[str, Any] | AdapterInputError]:
+        """The reward fields of each completion (an ``AdapterInputError`` for one that cannot be mapped)."""
+        size = len(completions)
+        if len(prompts) != size:
+            raise AdapterInputError(f"TRL call: {len(prompts)} prompts but {size} completions")
+        columns: dict[str, Sequence[Any]] = {}
+        shared: dict[str, Any] = {}
+        for source, value in kwargs.items():
+            if source in TRL_CALLBACK_KWARGS:
+                continue
+            target = self.mapped(source, source)
+            if target is None:
+                continue
+            if isinstance(value, (list, tuple)):
+                if len(value) != size:
+                    raise AdapterInputError(
+                        f"TRL call: column {source!r} has {len(value)} entries but there are {size} completions"
+                    )
+                columns[target] = value
+            else:
+                shared[target] = value
+        out: list[dict[str, Any] | AdapterInputError] = []
+        for index, (prompt, completion) in enumerate(zip(prompts, completions)):
+            where = f"TRL completions[{index}]"
+            try:
+                if isinstance(completion, str):
+                    final_response = completion
+                else:
+                    final_response = last_assistant_text(completion, where=where)
+                trajectory = [*as_messages(prompt, "user"), *as_messages(completion, "assistant")]
+            except (AdapterInputError, TypeError, ValueError, KeyError) as exc:
+                out.append(exc if isinstance(exc, AdapterInputError) else AdapterInputError(f"{where}: {exc}"))
+                continue
+            task = {**shared, **{target: column[index] for target, column in columns.items()}}
+            predefined = {"trajectory": trajectory}
+            response_field = self.mapped("completion", "final_response")
+            if response_field == "final_response":
+                predefined["final_response"] = final_response
+            elif response_field is not None:
+                task[response_field] = final_response
+            out.append(compose_fields(self, task, predefined, where=where))
+        return out
+
+    def report(
+        self,
+        scored: Sequence[Scored],
+        log_extra: Callable[[str, list[Any]], Any] | None,
+        log_metric: Callable[[str, float], Any] | None,
+    ) -> list[float | None]:
+        """Send extras and failures to TRL's logging callbacks; the rewards, one per completion."""
+        rows = [self.schema.conform(item.extras) for item in scored]
+        keys = self.schema.keys or ()
+        if log_metric is not None:
+            for key in keys:
+                values = (as_number(row[key]) for row, item in zip(rows, scored) if item.error is None)
+                numbers = [number for number in values if number is not None]
+                if numbers:
+                    log_metric(f"{self.__name__}/{key}", sum(numbers) / len(numbers))
+            if scored:
+                failures = sum(item.error is not None for item in scored)
+                log_metric(f"{self.__name__}/failure_rate", failures / len(scored))
+        if log_extra is not None:
+            for key in keys:
+                log_extra(f"{self.__name__}/{key}", [row[key] for row in rows])
+            log_extra(f"{self.__name__}/error", [item.error for item in scored])
+        return [item.reward for item in scored]
+
+    def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        scored = self.score_batch(self.samples(prompts, completions, kwargs))
+        return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
+
+
+async def _trl_reward_func(
+    prompts: Sequence[Any], completions: Sequence[Any], completion_ids: Sequence[Any] | None = None, **kwargs: Any
+) -> list[float | None]:
+    """The signature TRL sees on the async adapter (never called)."""
+    raise NotImplementedError
+
+
+class AsyncTrlReward(TrlReward):
+    """TRL reward function as ``async def``: TRL gathers async reward functions on its event loop."""
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        scored = await self.score_batch_async(self.samples(prompts, completions, kwargs))
+        return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
+
+
+mark_coroutine_function(AsyncTrlReward, _trl_reward_func)
+
+
+def to_trl(
+    reward: Any,
+    *,
+    asynchronous: bool | None = None,
+    name: str | None = None,
+    field_map: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+    on_error: OnError = "fallback",
+    fallback: float | None = 0.0,
+    extra_keys: Iterable[str] | None = None,
+    missing_extra: Any = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> TrlReward:
+    """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``).
+
+    Its ``__name__`` (``name``, default the reward's name) is what TRL logs rewards under.
+    ``asynchronous=None`` follows the reward. ``field_map`` maps TRL's names (a dataset
+    column, ``completion``, ``trainer_state``, ``environments``) to reward fields (``None`` drops
+    one). ``fallback=None`` makes a failed sample "not applicable" for TRL instead of a score.
+    """
+    is_async = as_async(reward) if asynchronous is None else asynchronous
+    cls = AsyncTrlReward if is_async else TrlReward
+    return cls(
+        reward,
+        name=name,
+        field_map=field_map,
+        timeout=timeout,
+        on_error=on_error,
+        fallback=fallback,
+        extra_keys=extra_keys,
+        missing_extra=missing_extra,
+        concurrency=concurrency,
+    )

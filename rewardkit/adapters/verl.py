@@ -1,0 +1,231 @@
+"""verl: ``compute_score`` for its reward managers, per sample or batched.
+
+verl (0.9) loads ``custom_reward_function.name`` from ``custom_reward_function.path`` and
+calls it in one of two shapes:
+
+* per sample (``naive``, ``dapo``, ``prime`` managers and the reward loop):
+  ``compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)``,
+  by keyword (the ``prime`` manager passes the four positionally), expecting a float or a
+  dict with ``score``. The reward loop awaits it when ``inspect.iscoroutinefunction`` says so.
+* batched (``batch`` manager): ``compute_score(data_sources=..., solution_strs=...,
+  ground_truths=..., extra_infos=..., **reward_kwargs)``, expecting a list of those.
+
+The same adapter answers both. Field mapping (defaults; change with ``field_map``):
+``solution_str`` -> ``final_response``; ``ground_truth`` -> ``answer``; ``data_source`` ->
+``data_source``; each ``extra_info`` key -> a task field of that name; extra keyword
+arguments (``reward_kwargs`` from the config) -> task fields of their names. ``trajectory`` is
+the single assistant message (verl passes no prompt text). Where ``ground_truth`` and an
+``extra_info`` key map to one field, ``ground_truth`` wins.
+
+Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample
+(``error`` holds the failure text, ``""`` when the sample succeeded).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from rewardkit.adapters.base import (
+    DEFAULT_CONCURRENCY,
+    OnError,
+    RewardAdapter,
+    Scored,
+    as_async,
+    compose_fields,
+    mark_coroutine_function,
+)
+from rewardkit.adapters.messages import AdapterInputError
+
+VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "score": "verl reads the reward from it; the adapter fills it",
+        "reward": "verl's validation collects each sample's score under it",
+        "acc": "verl's managers write it themselves and its validation makes it the headline metric",
+        "error": "the adapter reports failures under it",
+        "uid": "the trainer copies extras into the batch, and uid groups GRPO's samples",
+        "data_source": "the trainer copies extras into the batch, where it names each sample's dataset",
+        "reward_model": "the trainer copies extras into the batch, where it holds the ground truth",
+        "extra_info": "the trainer copies extras into the batch, where it is the dataset's extra_info",
+        "index": "the trainer copies extras into the batch, where it is the sample index",
+        "raw_prompt": "the trainer copies extras into the batch, where it is the prompt",
+        "multi_modal_inputs": "the trainer copies extras into the batch, where it feeds the model",
+        "agent_name": "the trainer copies extras into the batch, where it selects the agent loop",
+        "request_id": "the trainer copies extras into the batch, where it is the rollout request id",
+        "__num_turns__": "the trainer copies extras into the batch, where it counts the turns",
+    }
+)
+"""Extras names verl's reward path uses itself, with the reason (verl 0.9 trainer and managers)."""
+
+
+class VerlReward(RewardAdapter):
+    """verl ``compute_score`` (sync): per sample or batched, see the module docstring."""
+
+    framework: ClassVar[str] = "verl"
+    reserved_extras: ClassVar[Mapping[str, str]] = VERL_RESERVED_EXTRAS
+
+    def fields(
+        self,
+        data_source: Any,
+        solution_str: Any,
+        ground_truth: Any,
+        extra_info: Any,
+        reward_kwargs: Mapping[str, Any],
+        *,
+        where: str,
+    ) -> dict[str, Any] | AdapterInputError:
+        """The reward fields of one verl sample (an ``AdapterInputError`` if it cannot be mapped)."""
+        if not isinstance(solution_str, str):
+            return AdapterInputError(f"{where}: solution_str must be a string, got {type(solution_str).__name__}")
+        if extra_info is not None and not isinstance(extra_info, Mapping):
+            return AdapterInputError(f"{where}: extra_info must be a dict or None, got {type(extra_info).__name__}")
+        task: dict[str, Any] = {}
+        for source, value in (*reward_kwargs.items(), *(extra_info or {}).items()):
+            target = self.mapped(source, source)
+            if target is not None:
+                task[target] = value
+        for source, value, default in (
+            ("data_source", data_source, "data_source"),
+            ("ground_truth", ground_truth, "answer"),
+        ):
+            target = self.mapped(source, default)
+            if target is not None:
+                task[target] = value
+        response_field = self.mapped("solution_str", "final_response")
+        predefined = {"trajectory": [{"role": "assistant", "content": solution_str}]}
+        if response_field == "final_response":
+            predefined["final_response"] = solution_str  # type: ignore[assignment]
+        elif response_field is not None:
+            task[response_field] = solution_str
+        return compose_fields(self, task, predefined, where=f"verl {where}")
+
+    # -- results ----------------------------------------------------------------------------
+
+    def result(self, scored: Scored) -> dict[str, Any]:
+        """verl's dict for one sample: ``score``, the extras (fixed key set) and ``error``."""
+        extras = self.schema.conform(scored.extras)
+        return {"score": scored.reward, **extras, "error": scored.error or ""}
+
+    def _batch_inputs(
+        self,
+        data_sources: Sequence[Any] | None,
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[Any] | None,
+        extra_infos: Sequence[Any] | None,
+        reward_kwargs: Mapping[str, Any],
+    ) -> list[dict[str, Any] | AdapterInputError]:
+        size = len(solution_strs)
+        columns = {"data_sources": data_sources, "ground_truths": ground_truths, "extra_infos": extra_infos}
+        for label, column in columns.items():
+            if column is not None and len(column) != size:
+                raise AdapterInputError(
+                    f"verl batch: {label} has {len(column)} entries but solution_strs has {size}"
+                )
+        return [
+            self.fields(
+                data_sources[index] if data_sources is not None else None,
+                solution_strs[index],
+                ground_truths[index] if ground_truths is not None else None,
+                extra_infos[index] if extra_infos is not None else None,
+                reward_kwargs,
+                where=f"batch sample {index}",
+            )
+            for index in range(size)
+        ]
+
+    def __call__(
+        self,
+        data_source: Any = None,
+        solution_str: Any = None,
+        ground_truth: Any = None,
+        extra_info: Any = None,
+        *,
+        data_sources: Sequence[Any] | None = None,
+        solution_strs: Sequence[Any] | None = None,
+        ground_truths: Sequence[Any] | None = None,
+        extra_infos: Sequence[Any] | None = None,
+        **reward_kwargs: Any,
+    ) -> Any:
+        if solution_strs is not None:
+            samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            return [self.result(scored) for scored in self.score_batch(samples)]
+        sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
+        return self.result(self.score_one(sample))
+
+
+async def _verl_compute_score(
+    data_source: Any = None,
+    solution_str: Any = None,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """The signature verl sees on the async adapter (never called)."""
+    raise NotImplementedError
+
+
+class AsyncVerlReward(VerlReward):
+    """verl ``compute_score`` as ``async def``: the reward loop awaits it on its event loop."""
+
+    async def __call__(  # type: ignore[override]
+        self,
+        data_source: Any = None,
+        solution_str: Any = None,
+        ground_truth: Any = None,
+        extra_info: Any = None,
+        *,
+        data_sources: Sequence[Any] | None = None,
+        solution_strs: Sequence[Any] | None = None,
+        ground_truths: Sequence[Any] | None = None,
+        extra_infos: Sequence[Any] | None = None,
+        **reward_kwargs: Any,
+    ) -> Any:
+        if solution_strs is not None:
+            samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            return [self.result(scored) for scored in await self.score_batch_async(samples)]
+        sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
+        return self.result(await self.score_one_async(sample))
+
+
+mark_coroutine_function(AsyncVerlReward, _verl_compute_score)
+
+
+def to_verl(
+    reward: Any,
+    *,
+    asynchronous: bool | None = None,
+    name: str | None = None,
+    field_map: Mapping[str, str | None] | None = None,
+    timeout: float | None = None,
+    on_error: OnError = "fallback",
+    fallback: float = 0.0,
+    extra_keys: Iterable[str] | None = None,
+    missing_extra: Any = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> VerlReward:
+    """Wrap ``reward`` (a reward object, ``BaseReward`` instance, function or registry name) as
+    verl's ``compute_score``; assign the result to a module-level name that verl's config points at.
+
+    ``asynchronous``: ``None`` follows the reward (async reward -> ``async def`` adapter, which
+    verl's reward loop awaits); pass ``False`` for the classic managers, which call it without
+    awaiting. ``field_map`` maps verl's input names (``solution_str``, ``ground_truth``,
+    ``data_source``, an ``extra_info`` key, a ``reward_kwargs`` key) to reward fields (``None``
+    drops one). ``timeout`` (seconds per sample), ``on_error`` and ``fallback``: see
+    ``rewardkit.adapters.base``. ``extra_keys`` fixes the extras every sample carries (else the
+    first result's keys); ``missing_extra`` fills absent ones (verl's validation skips ``None``).
+    """
+    is_async = as_async(reward) if asynchronous is None else asynchronous
+    cls = AsyncVerlReward if is_async else VerlReward
+    return cls(
+        reward,
+        name=name,
+        field_map=field_map,
+        timeout=timeout,
+        on_error=on_error,
+        fallback=fallback,
+        extra_keys=extra_keys,
+        missing_extra=missing_extra,
+        concurrency=concurrency,
+    )
+

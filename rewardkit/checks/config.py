@@ -1,0 +1,321 @@
+"""``[tool.rewardkit]`` configuration of the static checks: which fields exist and which rules run.
+
+Read from the nearest ``pyproject.toml`` that has a ``[tool.rewardkit]`` table, walking up from
+the checked file. Task fields come from ``task_fields`` and/or the keys of a dataset file
+(``task_schema``), each remembered with where it came from and an example value, for hover.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from rewardkit.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+SCHEMA_ROWS_READ = 50
+"""How many rows of a ``task_schema`` file are read for field names and examples."""
+
+PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({"agentfly": AGENTFLY_INJECTED_FIELDS})
+"""Named sets of extra injected fields (``preset = "agentfly"``)."""
+
+KNOWN_KEYS = frozenset(
+    {
+        "task_fields",
+        "task_schema",
+        "injected_fields",
+        "preset",
+        "reward_decorators",
+        "select",
+        "ignore",
+        "exclude",
+    }
+)
+
+
+class ConfigError(ValueError):
+    """A ``[tool.rewardkit]`` table or a task schema file that cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class TaskField:
+    """A task (dataset) field a reward may declare, with its provenance for hover."""
+
+    name: str
+    source: str
+    """Where it was declared: ``"pyproject"`` or ``"dataset"``."""
+    source_path: str | None = None
+    """The ``pyproject.toml`` or dataset file that declared it."""
+    example: Any = None
+    """A value from the dataset's first rows (``None`` when there is none, see ``has_example``)."""
+    has_example: bool = False
+
+    @property
+    def example_text(self) -> str | None:
+        """The example as short JSON text (at most 80 characters), or ``None``."""
+        if not self.has_example:
+            return None
+        text = json.dumps(self.example, ensure_ascii=False, default=repr)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    def describe(self) -> str:
+        """One line for hover: the field's source and, when known, an example value."""
+        where = self.source_path or self.source
+        origin = (
+            f"task field declared in `task_fields` of {where}"
+            if self.source == "pyproject"
+            else f"task field from the dataset {where}"
+        )
+        example = self.example_text
+        return origin + (f"; example: {example}" if example is not None else "")
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Everything the rules need to know about the project (immutable; build a new one to change it).
+
+    ``CheckConfig()`` is the default: no task fields (so RK101 is off), no extra injected names.
+    """
+
+    task_fields: Mapping[str, TaskField] = field(default_factory=dict)
+    injected_fields: Mapping[str, str] = field(default_factory=dict)
+    """Extra names the framework injects (``injected_fields`` and the ``preset``): name -> description."""
+    reward_decorators: tuple[str, ...] = ()
+    """Extra decorator names (``my_decorator`` or dotted ``pkg.mod.my_decorator``) that define rewards."""
+    select: tuple[str, ...] = ()
+    """Code prefixes to report (empty: all)."""
+    ignore: tuple[str, ...] = ()
+    """Code prefixes never to report."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns of paths (relative to ``root``) the CLI skips."""
+    preset: str | None = None
+    config_path: str | None = None
+    """The file this configuration was read from (``None`` for the default)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "task_fields", _frozen(self.task_fields))
+        object.__setattr__(self, "injected_fields", _frozen(self.injected_fields))
+
+    @property
+    def root(self) -> Path | None:
+        """The directory of the configuration file (``exclude`` globs are relative to it)."""
+        return Path(self.config_path).parent if self.config_path else None
+
+    @property
+    def has_task_fields(self) -> bool:
+        """Whether any task field is declared (RK101 only runs when one is)."""
+        return bool(self.task_fields)
+
+    def known_fields(self) -> dict[str, str]:
+        """Every name the runtime can fill: predefined, injected and task fields -> a one-line description."""
+        names = dict(PREDEFINED_FIELDS)
+        names.update(self.injected_fields)
+        for name, task_field in self.task_fields.items():
+            names.setdefault(name, task_field.describe())
+        return names
+
+    def describe_field(self, name: str) -> str | None:
+        """What a parameter called ``name`` receives, for hover; ``None`` when nothing fills it."""
+        return self.known_fields().get(name)
+
+    def is_selected(self, code: str) -> bool:
+        """Whether a diagnostic code passes ``select``/``ignore`` (prefix match, like ruff)."""
+        if self.select and not any(code.startswith(prefix) for prefix in self.select):
+            return False
+        return not any(code.startswith(prefix) for prefix in self.ignore)
+
+    @property
+    def fingerprint(self) -> tuple[object, ...]:
+        """A hashable summary of everything that changes the diagnostics (the engine's cache key)."""
+        return (
+            tuple(sorted(self.task_fields)),
+            tuple(sorted(self.injected_fields)),
+            self.reward_decorators,
+            self.select,
+            self.ignore,
+        )
+
+    def with_overrides(
+        self, *, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+    ) -> CheckConfig:
+        """A copy with command-line ``--select`` (replacing) and ``--ignore`` (adding) applied."""
+        return CheckConfig(
+            task_fields=self.task_fields,
+            injected_fields=self.injected_fields,
+            reward_decorators=self.reward_decorators,
+            select=tuple(select) if select is not None else self.select,
+            ignore=self.ignore + tuple(ignore or ()),
+            exclude=self.exclude,
+            preset=self.preset,
+            config_path=self.config_path,
+        )
+
+
+def find_config_file(start: str | Path) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.rewardkit]`` table, walking up from ``start``."""
+    path = Path(start).resolve()
+    directory = path if path.is_dir() else path.parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                table = _read_toml(candidate).get("tool", {}).get("rewardkit")
+            except ConfigError:
+                return candidate  # let load_config report the broken file
+            if table is not None:
+                return candidate
+    return None
+
+
+def load_config(path: str | Path | None = None) -> CheckConfig:
+    """The configuration that applies to ``path`` (a file or directory; default: the current directory).
+
+    Raises :class:`ConfigError` for an invalid table or task schema file.
+    """
+    config_file = find_config_file(path if path is not None else Path.cwd())
+    if config_file is None:
+        return CheckConfig()
+    return load_config_file(config_file)
+
+
+def load_config_file(config_file: str | Path) -> CheckConfig:
+    """Read a configuration file: a ``pyproject.toml`` (its ``[tool.rewardkit]``) or a TOML file of the same keys."""
+    config_file = Path(config_file)
+    document = _read_toml(config_file)
+    table = document.get("tool", {}).get("rewardkit")
+    if table is None:
+        table = {} if config_file.name == "pyproject.toml" else document
+    if not isinstance(table, dict):
+        raise ConfigError(f"{config_file}: [tool.rewardkit] must be a table")
+    return _config_from_table(table, config_file)
+
+
+def _read_toml(config_file: Path) -> dict[str, Any]:
+    try:
+        with config_file.open("rb") as stream:
+            return tomllib.load(stream)
+    except OSError as exc:
+        raise ConfigError(f"{config_file}: cannot read the configuration: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_file}: invalid TOML: {exc}") from exc
+
+
+def _string_list(table: Mapping[str, Any], key: str, config_file: Path) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{config_file}: [tool.rewardkit] {key} must be a list of strings")
+    return tuple(value)
+
+
+def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConfig:
+    task_fields: dict[str, TaskField] = {}
+    for name in _string_list(table, "task_fields", config_file):
+        task_fields[name] = TaskField(name, "pyproject", str(config_file))
+    schema = table.get("task_schema")
+    if schema is not None:
+        if not isinstance(schema, str):
+            raise ConfigError(f"{config_file}: [tool.rewardkit] task_schema must be a path string")
+        schema_path = (config_file.parent / schema).resolve()
+        if schema_path.suffix.lower() in (".json", ".jsonl") and not schema_path.is_file():
+            raise ConfigError(
+                f"{config_file}: task_schema {schema!r} does not exist (looked for {schema_path})"
+            )
+        for name, dataset_field in read_task_schema(schema_path).items():
+            declared = task_fields.get(name)
+            if declared is None:
+                task_fields[name] = dataset_field
+            else:  # declared in pyproject: keep that source, borrow the dataset's example
+                task_fields[name] = TaskField(
+                    name,
+                    declared.source,
+                    declared.source_path,
+                    dataset_field.example,
+                    dataset_field.has_example,
+                )
+    injected: dict[str, str] = {}
+    preset = table.get("preset")
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ConfigError(
+                f"{config_file}: [tool.rewardkit] preset {preset!r} is unknown "
+                f"(known: {', '.join(sorted(PRESETS))})"
+            )
+        injected.update(PRESETS[preset])
+    for name in _string_list(table, "injected_fields", config_file):
+        injected.setdefault(name, f"injected by the framework (`injected_fields` in {config_file})")
+    return CheckConfig(
+        task_fields=task_fields,
+        injected_fields=injected,
+        reward_decorators=_string_list(table, "reward_decorators", config_file),
+        select=_string_list(table, "select", config_file),
+        ignore=_string_list(table, "ignore", config_file),
+        exclude=_string_list(table, "exclude", config_file),
+        preset=preset,
+        config_path=str(config_file),
+    )
+
+
+def read_task_schema(schema_path: Path) -> dict[str, TaskField]:
+    """Field names (and an example of each) from the first rows of a ``.jsonl`` or ``.json`` dataset."""
+    suffix = schema_path.suffix.lower()
+    if suffix not in (".jsonl", ".json"):
+        raise ConfigError(
+            f"{schema_path}: task_schema must be a .json or .jsonl file (got {suffix or 'no suffix'!r})"
+        )
+    rows: list[tuple[int, Any]] = []
+    try:
+        with schema_path.open(encoding="utf-8") as stream:
+            if suffix == ".jsonl":
+                for line_number, line in enumerate(stream, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        rows.append((line_number, json.loads(line)))
+                    except json.JSONDecodeError as exc:
+                        raise ConfigError(
+                            f"{schema_path}:{line_number}: invalid JSON: {exc.msg}"
+                        ) from exc
+                    if len(rows) >= SCHEMA_ROWS_READ:
+                        break
+            else:
+                try:
+                    document = json.load(stream)
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(
+                        f"{schema_path}:{exc.lineno}: invalid JSON: {exc.msg}"
+                    ) from exc
+                if isinstance(document, dict) and isinstance(document.get("data"), list):
+                    document = document["data"]
+                if not isinstance(document, list):
+                    raise ConfigError(
+                        f"{schema_path}: a .json task schema must be a list of objects"
+                    )
+                rows = [(0, row) for row in document[:SCHEMA_ROWS_READ]]
+    except OSError as exc:
+        raise ConfigError(f"{schema_path}: cannot read the task schema: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{schema_path}: the task schema is not UTF-8: {exc}") from exc
+    fields: dict[str, TaskField] = {}
+    for line_number, row in rows:
+        if not isinstance(row, dict):
+            place = f"{schema_path}:{line_number}" if line_number else str(schema_path)
+            raise ConfigError(f"{place}: each row of a task schema must be a JSON object")
+        for key, value in row.items():
+            if key not in fields:
+                fields[key] = TaskField(key, "dataset", str(schema_path), value, True)
+    return fields

@@ -1,0 +1,311 @@
+"""The engine: source text in, diagnostics and reward definitions out; incremental per top-level chunk.
+
+A module is split at its top-level statements (:mod:`rewardkit.checks.splitter`). Each chunk is
+parsed once per distinct text; each chunk holding a reward is analysed once per (text, the
+module's imports, config). Re-analysing an edited module therefore re-parses only the edited
+definitions; the rest comes from the cache, shifted to its current line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from rewardkit.checks.config import CheckConfig
+from rewardkit.checks.discovery import (
+    MAY_DEFINE_REWARDS,
+    ImportContext,
+    build_context,
+    collect_imports,
+    find_rewards,
+)
+from rewardkit.checks.fixes import suppressed_codes
+from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
+from rewardkit.checks.rules import (
+    RULES,
+    DuplicateRewardName,
+    NestingTooDeep,
+    Rule,
+    SyntaxErrorRule,
+)
+from rewardkit.checks.splitter import IncrementalSplitter
+
+_LIBCST_LOCATION = re.compile(r"error at (\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class _ParsedChunk:
+    """A chunk parsed once: its tree (when it may hold rewards), imports, or its syntax error."""
+
+    module: cst.Module | None
+    imports: tuple[tuple[str, str], ...]
+    error: Diagnostic | None = None
+    """RK900 at chunk-relative coordinates (line 1 = the chunk's first line)."""
+
+
+@dataclass
+class _AnalysedChunk:
+    """The diagnostics and reward definitions of one chunk, in chunk-relative coordinates."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    rewards: tuple[RewardDefinition, ...]
+    _placed: tuple[int, tuple[Diagnostic, ...], tuple[RewardDefinition, ...]] | None = None
+
+    def placed(self, offset: int) -> tuple[tuple[Diagnostic, ...], tuple[RewardDefinition, ...]]:
+        """Diagnostics and rewards moved ``offset`` lines down (memoised: chunks rarely move)."""
+        if self._placed is None or self._placed[0] != offset:
+            self._placed = (
+                offset,
+                tuple(d.shifted(offset) for d in self.diagnostics),
+                tuple(r.shifted(offset) for r in self.rewards),
+            )
+        return self._placed[1], self._placed[2]
+
+
+def may_define_rewards(source: str, config: CheckConfig) -> bool:
+    """Cheap text test: can this module define a reward at all? (Others are not parsed.)"""
+    if MAY_DEFINE_REWARDS.search(source):
+        return True
+    return any(decorator.rsplit(".", 1)[-1] in source for decorator in config.reward_decorators)
+
+
+def _syntax_error(
+    message: str, line: int, column: int, end_line: int | None = None, end_column: int | None = None
+) -> Diagnostic:
+    line = max(1, line)
+    column = max(0, column)
+    if end_line is None or end_column is None or (end_line, end_column) <= (line, column):
+        end_line, end_column = line, column + 1
+    return SyntaxErrorRule.diagnostic(
+        Span(line, column, end_line, end_column),
+        f"syntax error: {message}",
+        data={"error": message},
+    )
+
+
+def _parse_chunk(text: str) -> _ParsedChunk:
+    # CPython's parser first: fast, precise messages, and it refuses the pathological nesting
+    # that overflows the stack of libcst's native parser (which would crash the process).
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = (error.offset or 1) - 1
+        end_line = error.end_lineno
+        end_column = (error.end_offset - 1) if error.end_offset else None
+        return _ParsedChunk(None, (), _syntax_error(error.msg, line, column, end_line, end_column))
+    except (RecursionError, MemoryError):
+        return _ParsedChunk(None, (), _syntax_error("expressions nested too deeply to parse", 1, 0))
+    except ValueError as error:  # e.g. null bytes
+        return _ParsedChunk(None, (), _syntax_error(str(error), 1, 0))
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        location = _LIBCST_LOCATION.search(error.message)
+        line, column = (
+            (int(location[1]), int(location[2])) if location else (error.raw_line, error.raw_column)
+        )
+        return _ParsedChunk(None, (), _syntax_error(error.message, line, column))
+    except (RecursionError, MemoryError):
+        return _ParsedChunk(None, (), _syntax_error("expressions nested too deeply to parse", 1, 0))
+    imports = collect_imports(module)
+    candidate = "@" in text or "class " in text
+    return _ParsedChunk(module if candidate else None, imports)
+
+
+class ModuleAnalyzer:
+    """Analyses modules, caching per top-level chunk so edits re-parse only what changed.
+
+    One analyzer can serve many documents (keyed by ``path``); its cache holds what the latest
+    analysis of each path used, so memory stays flat however many edits come in. Not thread-safe.
+    """
+
+    def __init__(self, rules: Sequence[type[Rule]] = RULES) -> None:
+        self._rules = tuple(rule() for rule in rules)
+        self._parsed: dict[str, _ParsedChunk] = {}
+        self._analysed: dict[tuple[object, ...], _AnalysedChunk] = {}
+        self._live: dict[str | None, tuple[frozenset[str], frozenset[tuple[object, ...]]]] = {}
+        self._splitters: dict[str | None, IncrementalSplitter] = {}
+        self.last_reparsed = 0
+        """How many chunks the latest :meth:`analyze` had to parse (for tests and benchmarks)."""
+
+    def analyze(
+        self, source: str, path: str | None = None, config: CheckConfig | None = None
+    ) -> ModuleAnalysis:
+        """Diagnostics (sorted, suppressions and select/ignore applied) and rewards of one module."""
+        config = config if config is not None else CheckConfig()
+        self.last_reparsed = 0
+        if source.startswith("\ufeff"):
+            source = source[1:]
+        if not may_define_rewards(source, config):
+            self._remember(path, frozenset(), frozenset())
+            return ModuleAnalysis(skipped=True)
+        splitter = self._splitters.get(path)
+        if splitter is None:
+            splitter = self._splitters[path] = IncrementalSplitter()
+        chunks = splitter.split(source)
+        parsed = [self._parse(chunk.text) for chunk in chunks]
+        used_texts = frozenset(chunk.text for chunk in chunks)
+        for chunk, parsed_chunk in zip(chunks, parsed):
+            if parsed_chunk.error is not None:
+                self._remember(path, used_texts, frozenset())
+                diagnostic = parsed_chunk.error.shifted(chunk.start_line - 1)
+                kept = filter_diagnostics([diagnostic], source, config)
+                return ModuleAnalysis(diagnostics=tuple(kept))
+        bindings = [binding for parsed_chunk in parsed for binding in parsed_chunk.imports]
+        context = build_context(bindings, config.reward_decorators)
+        diagnostics: list[Diagnostic] = []
+        rewards: list[RewardDefinition] = []
+        used_keys = set()
+        for chunk, parsed_chunk in zip(chunks, parsed):
+            if parsed_chunk.module is None:
+                continue
+            key = (chunk.text, context, config.fingerprint)
+            used_keys.add(key)
+            analysed = self._analysed.get(key)
+            if analysed is None:
+                analysed = self._analyse(parsed_chunk.module, context, config)
+                self._analysed[key] = analysed
+            placed_diagnostics, placed_rewards = analysed.placed(chunk.start_line - 1)
+            diagnostics.extend(placed_diagnostics)
+            rewards.extend(placed_rewards)
+        registered = [(None, definition) for definition in rewards if definition.registered]
+        diagnostics.extend(d for _, d in DuplicateRewardName.duplicates(registered))
+        self._remember(path, used_texts, frozenset(used_keys))
+        kept = filter_diagnostics(diagnostics, source, config)
+        return ModuleAnalysis(diagnostics=tuple(kept), rewards=tuple(rewards))
+
+    def forget(self, path: str | None) -> None:
+        """Drop what the cache holds for ``path`` only (a closed document)."""
+        self._remember(path, frozenset(), frozenset())
+        self._live.pop(path, None)
+        self._splitters.pop(path, None)
+
+    def _parse(self, text: str) -> _ParsedChunk:
+        parsed = self._parsed.get(text)
+        if parsed is None:
+            parsed = _parse_chunk(text)
+            self._parsed[text] = parsed
+            self.last_reparsed += 1
+        return parsed
+
+    def _analyse(
+        self, module: cst.Module, context: ImportContext, config: CheckConfig
+    ) -> _AnalysedChunk:
+        try:
+            findings = find_rewards(module, context)
+            diagnostics: list[Diagnostic] = []
+            for rule in self._rules:
+                for reward in findings.rewards:
+                    diagnostics.extend(rule.check_reward(reward, config))
+                for class_facts in findings.classes:
+                    diagnostics.extend(rule.check_class(class_facts, config))
+        except RecursionError:
+            return _AnalysedChunk(
+                (
+                    NestingTooDeep.diagnostic(
+                        Span(1, 0, 1, 1),
+                        "this definition is nested too deeply to analyse; its checks are skipped",
+                    ),
+                ),
+                (),
+            )
+        definitions = tuple(
+            replace(reward.definition, registered=reward.auto_register)
+            for reward in findings.rewards
+        )
+        return _AnalysedChunk(tuple(diagnostics), definitions)
+
+    def _remember(
+        self, path: str | None, texts: frozenset[str], keys: frozenset[tuple[object, ...]]
+    ) -> None:
+        previous = self._live.get(path)
+        self._live[path] = (texts, keys)
+        if previous is None:
+            return
+        old_texts, old_keys = previous
+        stale_texts = old_texts - texts
+        stale_keys = old_keys - keys
+        if not stale_texts and not stale_keys:
+            return
+        for other_path, (other_texts, other_keys) in self._live.items():
+            if other_path != path:
+                stale_texts -= other_texts
+                stale_keys -= other_keys
+        for text in stale_texts:
+            self._parsed.pop(text, None)
+        for key in stale_keys:
+            self._analysed.pop(key, None)
+
+
+def suppressions(source: str) -> dict[int, frozenset[str]]:
+    """Line -> codes suppressed there by ``# rewardkit: ignore[...]`` (empty set: all codes)."""
+    found: dict[int, frozenset[str]] = {}
+    if "rewardkit:" not in source and "rewardkit :" not in source:
+        return found
+    for index, line_text in enumerate(source.split("\n"), start=1):
+        if "#" in line_text:
+            codes = suppressed_codes(line_text)
+            if codes is not None:
+                found[index] = codes
+    return found
+
+
+def is_suppressed(diagnostic: Diagnostic, line_suppressions: Mapping[int, frozenset[str]]) -> bool:
+    """Whether a suppression comment on the diagnostic's first line covers its code."""
+    codes = line_suppressions.get(diagnostic.line)
+    return codes is not None and (not codes or diagnostic.code in codes)
+
+
+def filter_diagnostics(
+    diagnostics: Iterable[Diagnostic], source: str, config: CheckConfig
+) -> list[Diagnostic]:
+    """Apply ``select``/``ignore`` and inline suppressions, and sort deterministically."""
+    line_suppressions = suppressions(source)
+    kept = [
+        d
+        for d in diagnostics
+        if config.is_selected(d.code) and not is_suppressed(d, line_suppressions)
+    ]
+    kept.sort(key=Diagnostic.sort_key)
+    return kept
+
+
+def check_source(
+    source: str, path: str | None = None, config: CheckConfig | None = None
+) -> list[Diagnostic]:
+    """Every diagnostic of one module (stateless): the same results as :class:`ModuleAnalyzer`."""
+    return list(ModuleAnalyzer().analyze(source, path, config).diagnostics)
+
+
+def duplicate_reward_diagnostics(
+    analyses: Sequence[tuple[str, ModuleAnalysis]],
+) -> dict[str, list[Diagnostic]]:
+    """RK401 across files: path -> diagnostics for rewards whose name another checked file also uses.
+
+    Duplicates inside one file are already in that file's :class:`ModuleAnalysis`; this adds
+    those spanning files (listing every other location).
+    """
+    definitions = [
+        (path, definition)
+        for path, analysis in analyses
+        for definition in analysis.rewards
+        if definition.registered
+    ]
+    paths_by_name: dict[str, set[str]] = {}
+    for path, definition in definitions:
+        if definition.name:
+            paths_by_name.setdefault(definition.name, set()).add(path)
+    spanning = [
+        (path, definition)
+        for path, definition in definitions
+        if definition.name and len(paths_by_name[definition.name]) > 1
+    ]
+    found: dict[str, list[Diagnostic]] = {}
+    for index, diagnostic in DuplicateRewardName.duplicates(spanning):
+        found.setdefault(spanning[index][0], []).append(diagnostic)
+    return found

@@ -1,0 +1,198 @@
+"""The engine's output types: diagnostics, fixes and the reward definitions it found.
+
+Coordinates everywhere: lines are 1-based, columns are 0-based **code points**
+(the language server converts them to the client's encoding). End positions are
+exclusive, like LSP ranges.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+
+class Severity(str, enum.Enum):
+    """How bad a diagnostic is; ``ERROR`` makes ``rewardkit check`` exit 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A range of source text: ``line``/``end_line`` 1-based, columns 0-based code points, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def shifted(self, lines: int) -> Span:
+        """The same range ``lines`` further down (used to place a definition's spans in its module)."""
+        if not lines:
+            return self
+        return Span(self.line + lines, self.column, self.end_line + lines, self.end_column)
+
+    def contains(self, line: int, column: int) -> bool:
+        """Whether the position (1-based line, 0-based column) lies inside the range (ends included)."""
+        return (self.line, self.column) <= (line, column) <= (self.end_line, self.end_column)
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text between two positions by ``new_text`` (an insertion when the range is empty)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+    def shifted(self, lines: int) -> TextEdit:
+        """The same edit ``lines`` further down."""
+        if not lines:
+            return self
+        return TextEdit(
+            self.line + lines, self.column, self.end_line + lines, self.end_column, self.new_text
+        )
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A quick fix: a title for the user and the edits that apply it (non-overlapping)."""
+
+    title: str
+    edits: tuple[TextEdit, ...]
+    is_preferred: bool = False
+    """The fix an editor may apply with one keystroke (the rename to the suggestion, for instance)."""
+
+    def shifted(self, lines: int) -> Fix:
+        """The same fix with every edit ``lines`` further down."""
+        if not lines:
+            return self
+        return Fix(self.title, tuple(edit.shifted(lines) for edit in self.edits), self.is_preferred)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding of a rule, at a range of the checked source.
+
+    ``data`` carries machine-readable details for editors, e.g.
+    ``{"reward": "qa", "parameter": "answr", "suggestion": "answer"}``.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fixes: tuple[Fix, ...] = ()
+    data: Mapping[str, Any] | None = None
+
+    @property
+    def span(self) -> Span:
+        """The diagnostic's range as a :class:`Span`."""
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+    def shifted(self, lines: int) -> Diagnostic:
+        """The same diagnostic (and its fixes) ``lines`` further down."""
+        if not lines:
+            return self
+        return Diagnostic(
+            self.code,
+            self.severity,
+            self.message,
+            self.line + lines,
+            self.column,
+            self.end_line + lines,
+            self.end_column,
+            tuple(fix.shifted(lines) for fix in self.fixes),
+            self.data,
+        )
+
+    def sort_key(self) -> tuple[int, int, str, str]:
+        """Deterministic output order: position, then code, then message."""
+        return (self.line, self.column, self.code, self.message)
+
+
+ParameterKind = Literal[
+    "positional_only", "positional_or_keyword", "keyword_only", "var_positional", "var_keyword"
+]
+"""How a parameter is declared (the names of :class:`inspect.Parameter` kinds, lower-cased)."""
+
+
+@dataclass(frozen=True)
+class RewardParameter:
+    """One declared parameter of a reward: what hover and completion need."""
+
+    name: str
+    kind: ParameterKind
+    has_default: bool
+    span: Span
+    """The parameter's name (without annotation or default)."""
+    annotation: str | None = None
+    """The annotation's source text, if any."""
+
+
+@dataclass(frozen=True)
+class RewardDefinition:
+    """A reward found in a module: a decorated function or a ``BaseReward`` subclass's ``call``."""
+
+    name: str | None
+    """The registered reward name: ``@reward(name=...)``, the class's ``name``, else the function name;
+    ``None`` when it is not a literal (computed at run time)."""
+    function_name: str
+    """The function's name (``call`` for a ``BaseReward`` subclass)."""
+    is_async: bool
+    kind: Literal["function", "class"]
+    class_name: str | None
+    """The ``BaseReward`` subclass for ``kind == "class"``."""
+    span: Span
+    """The function's name in its ``def`` (or the class's name)."""
+    definition_span: Span
+    """The whole definition, decorators included."""
+    parameters: tuple[RewardParameter, ...]
+    """Declared parameters in order; ``self`` of ``call`` is left out."""
+    parameters_span: Span
+    """The text between the parentheses of the ``def`` (empty range for ``def f():``)."""
+    registered: bool = True
+    """False for ``auto_register=False``: kept out of the registry (and of RK401)."""
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        """Names of the parameters the runtime fills by keyword (no ``*args``/``**kwargs``)."""
+        return tuple(
+            p.name for p in self.parameters if p.kind not in ("var_positional", "var_keyword")
+        )
+
+    def shifted(self, lines: int) -> RewardDefinition:
+        """The same definition ``lines`` further down."""
+        if not lines:
+            return self
+        return replace(
+            self,
+            span=self.span.shifted(lines),
+            definition_span=self.definition_span.shifted(lines),
+            parameters=tuple(
+                RewardParameter(p.name, p.kind, p.has_default, p.span.shifted(lines), p.annotation)
+                for p in self.parameters
+            ),
+            parameters_span=self.parameters_span.shifted(lines),
+        )
+
+
+@dataclass(frozen=True)
+class ModuleAnalysis:
+    """Everything the engine found in one module: its diagnostics (sorted) and reward definitions."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    rewards: tuple[RewardDefinition, ...] = ()
+    skipped: bool = False
+    """True when the module was skipped without parsing (no reward definitions could be in it)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Reserved for engine statistics (e.g. how many definitions were re-analysed)."""

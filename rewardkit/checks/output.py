@@ -1,0 +1,197 @@
+"""Render check results as text, JSON, GitHub workflow commands or SARIF 2.1.0.
+
+Text and GitHub columns are 1-based (the editor convention for ``path:line:col``); JSON keeps the
+engine's coordinates (1-based lines, 0-based code-point columns, end exclusive).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rewardkit._version import __version__
+from rewardkit.checks.model import Diagnostic, Severity
+from rewardkit.checks.rules import RULES
+
+FORMATS = ("text", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The diagnostics of one checked file (``path`` as given or found, ``/``-separated)."""
+
+    path: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def render(results: Sequence[FileResult], output_format: str) -> str:
+    """The whole report in ``output_format`` (one of :data:`FORMATS`), ending with a newline if non-empty."""
+    if output_format == "text":
+        return render_text(results)
+    if output_format == "json":
+        return render_json(results)
+    if output_format == "github":
+        return render_github(results)
+    if output_format == "sarif":
+        return render_sarif(results)
+    raise ValueError(f"unknown output format {output_format!r} (choose from {', '.join(FORMATS)})")
+
+
+def _counts(results: Sequence[FileResult]) -> dict[Severity, int]:
+    counts = dict.fromkeys(Severity, 0)
+    for result in results:
+        for diagnostic in result.diagnostics:
+            counts[diagnostic.severity] += 1
+    return counts
+
+
+def render_text(results: Sequence[FileResult]) -> str:
+    """``path:line:col: CODE message`` per diagnostic, then a one-line summary."""
+    lines = [
+        f"{result.path}:{d.line}:{d.column + 1}: {d.code} {d.message}"
+        for result in results
+        for d in result.diagnostics
+    ]
+    counts = _counts(results)
+    total = sum(counts.values())
+    if total:
+        parts = [
+            f"{counts[Severity.ERROR]} error{'s' * (counts[Severity.ERROR] != 1)}",
+            f"{counts[Severity.WARNING]} warning{'s' * (counts[Severity.WARNING] != 1)}",
+        ]
+        if counts[Severity.INFO]:
+            parts.append(f"{counts[Severity.INFO]} note{'s' * (counts[Severity.INFO] != 1)}")
+        lines.append(f"Found {total} problem{'s' * (total != 1)} ({', '.join(parts)}).")
+    return "".join(line + "\n" for line in lines)
+
+
+def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
+    """A JSON-ready dict of one diagnostic (engine coordinates)."""
+    return {
+        "path": path,
+        "code": diagnostic.code,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "line": diagnostic.line,
+        "column": diagnostic.column,
+        "end_line": diagnostic.end_line,
+        "end_column": diagnostic.end_column,
+        "fixes": [
+            {
+                "title": fix.title,
+                "edits": [
+                    {
+                        "line": edit.line,
+                        "column": edit.column,
+                        "end_line": edit.end_line,
+                        "end_column": edit.end_column,
+                        "new_text": edit.new_text,
+                    }
+                    for edit in fix.edits
+                ],
+            }
+            for fix in diagnostic.fixes
+        ],
+        "data": dict(diagnostic.data) if diagnostic.data is not None else None,
+    }
+
+
+def render_json(results: Sequence[FileResult]) -> str:
+    """A JSON array of diagnostics, each with its path."""
+    items = [diagnostic_to_json(r.path, d) for r in results for d in r.diagnostics]
+    return json.dumps(items, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _escape_github(value: str, *, property_value: bool = False) -> str:
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        value = value.replace(":", "%3A").replace(",", "%2C")
+    return value
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render_github(results: Sequence[FileResult]) -> str:
+    """GitHub Actions workflow commands (``::error file=...,line=...::message``): inline PR annotations."""
+    lines = []
+    for result in results:
+        for d in result.diagnostics:
+            properties = ",".join(
+                f"{key}={_escape_github(str(value), property_value=True)}"
+                for key, value in (
+                    ("file", result.path),
+                    ("line", d.line),
+                    ("col", d.column + 1),
+                    ("endLine", d.end_line),
+                    ("endColumn", d.end_column + 1),
+                    ("title", f"rewardkit {d.code}"),
+                )
+            )
+            lines.append(
+                f"::{_GITHUB_LEVEL[d.severity]} {properties}::{_escape_github(f'{d.code} {d.message}')}"
+            )
+    return "".join(line + "\n" for line in lines)
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def render_sarif(results: Sequence[FileResult]) -> str:
+    """A SARIF 2.1.0 log (GitHub code scanning, IDE viewers); columns 1-based as SARIF requires."""
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.__name__,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": " ".join((rule.__doc__ or rule.summary).split())},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+            "helpUri": f"https://example.invalid/rewardkit/docs/checks.md#{rule.code.lower()}",
+        }
+        for rule in RULES
+    ]
+    index = {rule.code: position for position, rule in enumerate(RULES)}
+    sarif_results = []
+    for result in results:
+        for d in result.diagnostics:
+            sarif_results.append(
+                {
+                    "ruleId": d.code,
+                    "ruleIndex": index.get(d.code, 0),
+                    "level": _SARIF_LEVEL[d.severity],
+                    "message": {"text": d.message},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": result.path},
+                                "region": {
+                                    "startLine": d.line,
+                                    "startColumn": d.column + 1,
+                                    "endLine": d.end_line,
+                                    "endColumn": d.end_column + 1,
+                                },
+                            }
+                        }
+                    ],
+                }
+            )
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "rewardkit",
+                        "version": __version__,
+                        "informationUri": "https://example.invalid/rewardkit",
+                        "rules": rules,
+                    }
+                },
+                "results": sarif_results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,183 @@
+"""Split a module into its top-level statements without parsing it, so edits re-parse only what changed.
+
+A regular-expression scan tracks strings, comments, brackets and line continuations; a new chunk
+starts at every line that begins a top-level statement (column 0, outside brackets and strings),
+except decorator continuations and ``else``/``elif``/``except``/``finally`` clauses.
+:class:`IncrementalSplitter` rescans only the edited region of a module it saw before.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+_TOKEN = re.compile(
+    r"""
+    (?P<string>
+        [rRbBuUfFtT]{0,2}
+        (?: '''(?:[^'\\]|\\.|'(?!''))*'''
+          | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+          | '(?:[^'\\\n]|\\.)*'
+          | "(?:[^"\\\n]|\\.)*"
+        )
+    )
+    | (?P<comment>\#[^\n]*)
+    | (?P<open>[(\[{])
+    | (?P<close>[)\]}])
+    | (?P<continuation>\\\r?\n)
+    | (?P<newline>\n)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_CONTINUES_PREVIOUS = re.compile(r"(?:else|elif|except|finally)\b")
+_RESCAN_MARGIN = 16
+"""Statement starts this close before an edit are rescanned (their first characters may have changed)."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One or more consecutive top-level statements with the blank lines and comments that follow."""
+
+    text: str
+    start_line: int
+    """1-based line of the chunk's first character in the module."""
+
+
+def statement_starts(
+    source: str,
+    position: int = 0,
+    old_starts: list[int] | None = None,
+    delta: int = 0,
+    tail_start: int | None = None,
+) -> list[int]:
+    """Offsets (from ``position`` on) of lines that begin a top-level statement.
+
+    ``position`` must be a clean point: 0 or a previous statement start. Given the previous
+    version's ``old_starts``, the size change ``delta`` and where the unchanged tail begins in
+    ``source`` (``tail_start``), the scan stops at the first start inside the tail that was a
+    start before, and reuses the old starts from there (shifted by ``delta``).
+    """
+    depth = 0
+    starts: list[int] = []
+    line_start = position
+    check_line = True  # the current line begins a logical line (not a continuation)
+    pos = position
+    reusable: dict[int, int] = {}
+    if old_starts is not None and tail_start is not None:
+        reusable = {
+            offset + delta: index
+            for index, offset in enumerate(old_starts)
+            if offset + delta >= tail_start
+        }
+    search = _TOKEN.search
+    while True:
+        if check_line and depth == 0:
+            first = source[line_start : line_start + 1]
+            if first and first not in " \t\f\r\n#\\":
+                index = reusable.get(line_start)
+                if index is not None and old_starts is not None:
+                    starts.extend(offset + delta for offset in old_starts[index:])
+                    return starts
+                starts.append(line_start)
+            check_line = False
+        match = search(source, pos)
+        if match is None:
+            return starts
+        kind = match.lastgroup
+        pos = match.end()
+        if kind == "newline":
+            line_start = pos
+            check_line = depth == 0
+        elif kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif kind == "string" and "\n" in match.group():
+            check_line = False  # the next line start is inside the string
+
+
+def common_prefix_length(first: str, second: str) -> int:
+    """Length of the longest common prefix (binary search over C-speed slice comparisons)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def common_suffix_length(first: str, second: str, limit: int) -> int:
+    """Length of the longest common suffix, at most ``limit``."""
+    low, high = 0, min(limit, len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[len(first) - middle :] == second[len(second) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def chunks_from_starts(source: str, starts: list[int]) -> list[Chunk]:
+    """Group statement starts into chunks (decorators stay with their definition) and cut the text."""
+    boundaries: list[int] = []
+    previous_is_decorator = False
+    for offset in starts:
+        head = source[offset : offset + 8]
+        if previous_is_decorator or (boundaries and _CONTINUES_PREVIOUS.match(head)):
+            previous_is_decorator = head.startswith("@")
+            continue
+        boundaries.append(offset)
+        previous_is_decorator = head.startswith("@")
+    if not boundaries or boundaries[0] != 0:
+        boundaries.insert(0, 0)
+    chunks: list[Chunk] = []
+    line = 1
+    for index, start in enumerate(boundaries):
+        end = boundaries[index + 1] if index + 1 < len(boundaries) else len(source)
+        text = source[start:end]
+        if text or not chunks:
+            chunks.append(Chunk(text, line))
+        line += text.count("\n")
+    return chunks
+
+
+def split_module(source: str) -> list[Chunk]:
+    """The module's top-level chunks, in order; their texts concatenate back to ``source``."""
+    return chunks_from_starts(source, statement_starts(source))
+
+
+class IncrementalSplitter:
+    """Splits successive versions of one document, rescanning only around the edited region."""
+
+    def __init__(self) -> None:
+        self._source: str | None = None
+        self._starts: list[int] = []
+
+    def split(self, source: str) -> list[Chunk]:
+        """The chunks of ``source`` (the same result as :func:`split_module`)."""
+        old = self._source
+        if old is None or not self._starts:
+            starts = statement_starts(source)
+        elif old == source:
+            starts = self._starts
+        else:
+            prefix = common_prefix_length(old, source)
+            suffix = common_suffix_length(old, source, min(len(old), len(source)) - prefix)
+            delta = len(source) - len(old)
+            keep = bisect_right(self._starts, prefix - _RESCAN_MARGIN) - 1
+            if keep < 0:
+                starts = statement_starts(
+                    source, 0, self._starts, delta, len(source) - suffix + _RESCAN_MARGIN
+                )
+            else:
+                restart = self._starts[keep]
+                starts = self._starts[:keep] + statement_starts(
+                    source, restart, self._starts, delta, len(source) - suffix + _RESCAN_MARGIN
+                )
+        self._source = source
+        self._starts = starts
+        return chunks_from_starts(source, starts)

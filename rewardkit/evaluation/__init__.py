@@ -1,0 +1,34 @@
+"""`rewardkit eval`: grade model responses in batch, with typed failures, reports, workers and Ray.
+
+The batch API is importable for training loops::
+
+    from rewardkit.evaluation import run_math_eval
+    run = run_math_eval("responses.jsonl", workers=0)   # 0: grade in this process
+    run.score, run.summary.failure_counts
+"""
+
+from rewardkit.evaluation.cases import EvalInputError, FieldNames, MathCase, read_cases
+from rewardkit.evaluation.generation import AdapterError, ChatClient, ChatEndpoint
+from rewardkit.evaluation.grading import GradeOptions
+from rewardkit.evaluation.report import SCHEMA_VERSION
+from rewardkit.evaluation.runner import EvalConfigError, EvalRun, run_math_eval, sample_path
+from rewardkit.evaluation.scoring import CaseResult, Summary, summarize
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AdapterError",
+    "CaseResult",
+    "ChatClient",
+    "ChatEndpoint",
+    "EvalConfigError",
+    "EvalInputError",
+    "EvalRun",
+    "FieldNames",
+    "GradeOptions",
+    "MathCase",
+    "Summary",
+    "read_cases",
+    "run_math_eval",
+    "sample_path",
+    "summarize",
+]

@@ -1,0 +1,124 @@
+"""The run's summary: the JSON report (`--report`) and the table printed on stdout."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from rewardkit.evaluation.scoring import PASS, Summary
+from rewardkit.failures import FailureTag
+
+SCHEMA_VERSION = 1
+"""Version of the `--report` JSON layout; bumped on any incompatible change."""
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Wall-clock facts of one run (the only part of a report that differs between equal runs)."""
+
+    wall_seconds: float
+    grading_seconds: float
+    new_cases: int
+    resumed_cases: int
+    started_at: str
+    finished_at: str
+
+    @property
+    def cases_per_second(self) -> float | None:
+        """Throughput of the cases graded in this run (resumed ones excluded)."""
+        return self.new_cases / self.wall_seconds if self.wall_seconds > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form, with the derived throughput."""
+        return {
+            "wall_seconds": round(self.wall_seconds, 4),
+            "grading_seconds": round(self.grading_seconds, 4),
+            "cases_per_second": None if self.cases_per_second is None else round(self.cases_per_second, 2),
+            "new_cases": self.new_cases,
+            "resumed_cases": self.resumed_cases,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+
+def build_report(summary: Summary, *, config: Mapping[str, Any], timings: Timings) -> dict[str, Any]:
+    """The `--report` document (`schema_version` first); everything but `timings` is reproducible."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "score": summary.score,
+        "n": summary.n,
+        "passed": summary.passed,
+        "scored": summary.scored,
+        "excluded": summary.excluded,
+        "failure_counts": summary.failure_counts,
+        "reason_counts": summary.reason_counts,
+        "reasons_by_outcome": summary.reasons_by_outcome,
+        "config": dict(config),
+        "timings": timings.to_json(),
+    }
+
+
+def write_json_report(report: Mapping[str, Any], path: str | Path) -> None:
+    """Write the report atomically enough for CI (whole file at once, trailing newline)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def format_score(score: float | None) -> str:
+    """`0.8125`, or `n/a` when nothing could be scored."""
+    return "n/a" if score is None else f"{score:.4f}"
+
+
+def _reasons_text(reasons: Mapping[str, int], limit: int = 6) -> str:
+    items = list(reasons.items())
+    text = ", ".join(f"{name} {count}" for name, count in items[:limit])
+    if len(items) > limit:
+        text += f", +{len(items) - limit} more"
+    return text
+
+
+def summary_table(summary: Summary, *, title: str, timings: Timings, workers_text: str) -> Table:
+    """Score, counts by outcome with the reasons that decided them, and throughput."""
+    excluded = ", ".join(
+        f"{summary.failure_counts[tag.value]} {tag.value}"
+        for tag in (FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR)
+        if summary.failure_counts[tag.value]
+    )
+    caption_parts = [
+        f"score {format_score(summary.score)} = {summary.passed} passed / {summary.scored} scored",
+        f"({summary.excluded} excluded: {excluded})" if summary.excluded else "(0 excluded)",
+    ]
+    rate = timings.cases_per_second
+    throughput = (
+        f"{timings.new_cases} cases graded in {timings.wall_seconds:.2f} s"
+        + (f" = {rate:,.0f} cases/s" if rate else "")
+        + f" ({workers_text})"
+    )
+    if timings.resumed_cases:
+        throughput += f"; {timings.resumed_cases} resumed from --output"
+    table = Table(title=title, caption=" ".join(caption_parts) + "\n" + throughput, title_justify="left", caption_justify="left")
+    table.add_column("outcome")
+    table.add_column("cases", justify="right")
+    table.add_column("share", justify="right")
+    table.add_column("decided by (reason: cases)")
+    outcomes = [PASS, *(tag.value for tag in FailureTag)]
+    for outcome in outcomes:
+        count = summary.passed if outcome == PASS else summary.failure_counts[outcome]
+        share = f"{count / summary.n:.1%}" if summary.n else "-"
+        table.add_row(outcome, str(count), share, _reasons_text(summary.reasons_by_outcome.get(outcome, {})))
+    table.add_section()
+    table.add_row("score", format_score(summary.score), "", f"{summary.passed} / {summary.scored} (ADAPTER_ERROR and HARNESS_ERROR excluded)")
+    return table
+
+
+def print_summary(table: Table, stream: TextIO) -> None:
+    """Print the table; plain text when `stream` is not a terminal (CI logs, pipes)."""
+    console = Console(file=stream, width=max(100, Console(file=stream).width), highlight=False)
+    console.print(table)

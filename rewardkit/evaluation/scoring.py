@@ -1,0 +1,161 @@
+"""Case outcomes and the score: `score = passed / (cases - ADAPTER_ERROR - HARNESS_ERROR)`.
+
+Our side's failures (the endpoint, the harness, a bad gold) are excluded from the
+denominator, so they can never move the model's score; every non-pass has exactly one tag.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.failures import FailureTag
+
+EXCLUDED_TAGS = frozenset({FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR})
+"""Tags that are our side's failures and leave the score's denominator."""
+
+PASS = "PASS"
+"""The outcome name of a passing case in counts and reports (passing cases carry no tag)."""
+
+DETAIL_KEYS = ("parsed_answer", "expected", "reason", "error")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The graded outcome of one case: `passed` xor `tag`, with the grader's explanation in `detail`."""
+
+    id: str
+    passed: bool
+    tag: FailureTag | None
+    detail: Mapping[str, str | None]
+    line: int | None = None
+    response: str | None = None
+    seconds: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    serialized: str | None = field(default=None, compare=False, repr=False)
+    """The results-file line, when a worker already produced it (keeps JSON work off the parent)."""
+
+    def __post_init__(self) -> None:
+        if self.passed == (self.tag is not None):
+            raise ValueError(f"case {self.id!r}: a result passes xor carries a tag (passed={self.passed}, tag={self.tag})")
+
+    @property
+    def outcome(self) -> str:
+        """`PASS` or the failure tag's name."""
+        return PASS if self.tag is None else self.tag.value
+
+    @property
+    def reason(self) -> str:
+        """Which rule decided the case (`exact`, `symbolic`, `hedge`, `timeout`, `crash`, ...)."""
+        return self.detail.get("reason") or "unknown"
+
+    def to_json(self, *, include_response: bool = True) -> dict[str, Any]:
+        """The results-file record: `id`, `passed`, `tag`, `detail`, then context fields.
+
+        The response is left out when it can be read back from the input file: it is most of
+        a line's size and of the cost of writing it."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "passed": self.passed,
+            "tag": None if self.tag is None else self.tag.value,
+            "detail": dict(self.detail),
+            "line": self.line,
+            "seconds": round(self.seconds, 6),
+        }
+        if include_response:
+            record["response"] = self.response
+        record.update(self.extra)
+        return record
+
+    def to_line(self, *, include_response: bool = True) -> str:
+        """The results-file line (JSON plus newline)."""
+        return self.serialized or json.dumps(self.to_json(include_response=include_response), ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> CaseResult:
+        """Inverse of `to_json`; raises `KeyError`/`ValueError` on a record that is not a result."""
+        tag = record["tag"]
+        known = {"id", "passed", "tag", "detail", "line", "seconds", "response"}
+        return cls(
+            id=str(record["id"]),
+            passed=bool(record["passed"]),
+            tag=None if tag is None else FailureTag(tag),
+            detail=dict(record["detail"]),
+            line=record.get("line"),
+            response=record.get("response"),
+            seconds=float(record.get("seconds") or 0.0),
+            extra={k: v for k, v in record.items() if k not in known},
+        )
+
+
+def make_detail(
+    *,
+    parsed_answer: str | None = None,
+    expected: str | None = None,
+    reason: str,
+    error: str | None = None,
+    **more: str | None,
+) -> dict[str, str | None]:
+    """A `detail` mapping with the four documented keys always present (None when not applicable)."""
+    detail: dict[str, str | None] = {
+        "parsed_answer": parsed_answer,
+        "expected": expected,
+        "reason": reason,
+        "error": error,
+    }
+    detail.update(more)
+    return detail
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts and score over a set of results; what the table, the JSON and the HTML report show."""
+
+    n: int
+    passed: int
+    failure_counts: dict[str, int]
+    reason_counts: dict[str, int]
+    reasons_by_outcome: dict[str, dict[str, int]]
+
+    @property
+    def excluded(self) -> int:
+        """Cases left out of the denominator (`ADAPTER_ERROR` + `HARNESS_ERROR`)."""
+        return sum(self.failure_counts[tag.value] for tag in EXCLUDED_TAGS)
+
+    @property
+    def scored(self) -> int:
+        """The score's denominator."""
+        return self.n - self.excluded
+
+    @property
+    def score(self) -> float | None:
+        """`passed / scored`, or None when no case could be scored (an empty or all-error run)."""
+        return self.passed / self.scored if self.scored else None
+
+
+def summarize(results: Iterable[CaseResult]) -> Summary:
+    """Count outcomes and reasons; every tag appears in `failure_counts`, zero or not."""
+    outcomes: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    by_outcome: dict[str, Counter[str]] = {}
+    n = 0
+    for result in results:
+        n += 1
+        outcomes[result.outcome] += 1
+        reasons[result.reason] += 1
+        by_outcome.setdefault(result.outcome, Counter())[result.reason] += 1
+    order = [PASS, *(tag.value for tag in FailureTag)]
+    return Summary(
+        n=n,
+        passed=outcomes[PASS],
+        failure_counts={tag.value: outcomes[tag.value] for tag in FailureTag},
+        reason_counts=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+        reasons_by_outcome={
+            name: dict(sorted(by_outcome[name].items(), key=lambda kv: (-kv[1], kv[0])))
+            for name in order
+            if name in by_outcome
+        },
+    )

@@ -1,0 +1,46 @@
+"""rewardkit's math answer grader: correct on the hard cases, safe, bounded in time, and fast.
+
+Pipeline: extraction -> normalization -> representation -> comparison (see docs/math.md).
+"""
+
+from rewardkit.failures import FailureTag
+from rewardkit.math.extraction import extract_answer, extract_boxed, unwrap_gold
+from rewardkit.math.grading import MathGraderError, compare_answers, grade, is_equivalent
+from rewardkit.math.normalization import normalize
+from rewardkit.math.prm800k import (
+    are_equal_under_sympy,
+    count_unknown_letters_in_expr,
+    grade_answer,
+    should_allow_eval,
+    split_tuple,
+)
+from rewardkit.math.sandbox import warm_up
+from rewardkit.math.verdict import MathVerdict
+
+__all__ = [
+    "FailureTag",
+    "MathGraderError",
+    "MathVerdict",
+    "are_equal_under_sympy",
+    "compare_answers",
+    "count_unknown_letters_in_expr",
+    "extract_answer",
+    "extract_boxed",
+    "grade",
+    "grade_answer",
+    "is_equivalent",
+    "normalize",
+    "should_allow_eval",
+    "split_tuple",
+    "unwrap_gold",
+    "warm_up",
+]
+
+
+def __getattr__(name: str) -> object:
+    # math_reward needs the runtime's @reward; import it lazily so the grader works on its own.
+    if name == "math_reward":
+        from rewardkit.math.reward import math_reward
+
+        return math_reward
+    raise AttributeError(f"module 'rewardkit.math' has no attribute {name!r}")

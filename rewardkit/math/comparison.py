@@ -1,0 +1,440 @@
+"""Stage 3b, comparison: decide whether an answer's value tree equals the gold's.
+
+The gold decides the structure (a bare list is a set of solutions, a bracketed pair is ordered,
+an equation is compared as an equation). Numbers compare as exact rationals; only expressions
+reach the symbolic backend, which is absent on the fast path (``NeedsSymbolic`` is raised and the
+caller re-runs the comparison where sympy may run: a sandbox worker, or in-process).
+Every rule's behaviour is documented by the examples in ``RULE_EXAMPLES`` that the tests run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from rewardkit.math.guards import symbolic_guard
+from rewardkit.math.representation import (
+    Assignment,
+    Expression,
+    Infinity,
+    Matrix,
+    Number,
+    NumberForm,
+    Relation,
+    Sequence,
+    Text,
+    Union,
+    Value,
+    parse_value,
+)
+
+Policy = Literal["lenient", "strict"]
+POLICIES: tuple[str, ...] = ("lenient", "strict")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The knobs of one comparison: the policy and the relative tolerance for inexact numbers."""
+
+    policy: Policy = "lenient"
+    tolerance: float = 1e-6
+
+    @property
+    def strict(self) -> bool:
+        return self.policy == "strict"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a rule decided: equal or not, the rule's name, and an error message for our-side failures."""
+
+    correct: bool
+    reason: str
+    error: str | None = None
+
+
+class NeedsSymbolic(Exception):
+    """The fast path reached a comparison only sympy can decide."""
+
+
+class BadGold(Exception):
+    """The gold could not be parsed by the symbolic parser: a harness problem, not the model's."""
+
+
+class SymbolicBackend(Protocol):
+    """Decides expression and relation equality with sympy (see ``rewardkit.math.symbolic``)."""
+
+    def compare_expressions(
+        self, answer: str, gold: str, answer_inexact: bool, gold_inexact: bool, settings: Settings
+    ) -> Outcome: ...
+
+    def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome: ...
+
+
+_CHOICE_LETTER = re.compile(r"^[A-H]$")
+_INEXACT = re.compile(r"\d\.\d|\d[eE]-?\d")
+
+
+def number_latex(number: Number) -> str:
+    """Exact LaTeX for a number (``-\\frac{3}{2}``), so sympy sees the exact rational."""
+    value = number.value
+    if value.denominator == 1:
+        return str(value.numerator)
+    sign = "-" if value < 0 else ""
+    return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+
+
+def _leaf_latex(value: Value) -> tuple[str, bool] | None:
+    """(LaTeX, written inexactly?) for a scalar that the symbolic stage can read, else None."""
+    if isinstance(value, Number):
+        return number_latex(value), value.form in (NumberForm.DECIMAL, NumberForm.SCIENTIFIC)
+    if isinstance(value, Expression):
+        return value.latex, bool(_INEXACT.search(value.latex))
+    return None
+
+
+def _structure_reason(value: Value) -> str:
+    if isinstance(value, Sequence):
+        return "interval" if value.is_interval else ("set" if value.is_unordered else "tuple")
+    if isinstance(value, Union):
+        return "interval"
+    if isinstance(value, Matrix):
+        return "matrix"
+    if isinstance(value, Relation):
+        return "equation"
+    return "text"
+
+
+def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome:
+    """Exact rational equality; strict also wants the written form PRM800K wants."""
+    if settings.strict:
+        if answer.value != gold.value:
+            return Outcome(False, "rational")
+        if gold.form is NumberForm.INTEGER and answer.form is not NumberForm.INTEGER:
+            return Outcome(False, "rational")
+        if answer.form in (NumberForm.FRACTION, NumberForm.MIXED) and not answer.reduced:
+            return Outcome(False, "rational")
+        return Outcome(True, "rational")
+    if answer.value == gold.value:
+        return Outcome(True, "rational")
+    if answer.percent != gold.percent:
+        # "50%" may stand for 0.5, but only where a percent sign says so.
+        scaled_answer = answer.value / 100 if answer.percent else answer.value
+        scaled_gold = gold.value / 100 if gold.percent else gold.value
+        return Outcome(scaled_answer == scaled_gold, "rational")
+    return Outcome(False, "rational")
+
+
+def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    if isinstance(gold, Text) or isinstance(answer, Text):
+        both = isinstance(gold, Text) and isinstance(answer, Text)
+        equal = both and gold.text == answer.text  # type: ignore[union-attr]
+        reason = "choice" if isinstance(gold, Text) and _CHOICE_LETTER.match(gold.text) else "text"
+        return Outcome(equal, reason)
+    if isinstance(gold, Infinity) or isinstance(answer, Infinity):
+        equal = isinstance(gold, Infinity) and isinstance(answer, Infinity) and gold.sign == answer.sign
+        return Outcome(equal, "numeric")
+    if isinstance(answer, Number) and isinstance(gold, Number):
+        return compare_numbers(answer, gold, settings)
+    if settings.strict and isinstance(gold, Number) and gold.form is NumberForm.INTEGER:
+        return Outcome(False, "rational")  # PRM800K: an integer gold needs an integer answer
+    answer_leaf, gold_leaf = _leaf_latex(answer), _leaf_latex(gold)
+    if answer_leaf is None or gold_leaf is None:
+        return Outcome(False, _structure_reason(answer))
+    for latex in (gold_leaf[0], answer_leaf[0]):
+        refusal = symbolic_guard(latex)
+        if refusal is not None:
+            return Outcome(False, "guard", None)
+    if backend is None:
+        raise NeedsSymbolic
+    return backend.compare_expressions(answer_leaf[0], gold_leaf[0], answer_leaf[1], gold_leaf[1], settings)
+
+
+def _match_unordered(
+    answers: tuple[Value, ...], golds: tuple[Value, ...], settings: Settings, backend: SymbolicBackend | None
+) -> bool:
+    if len(answers) != len(golds):
+        return False
+    unused = list(answers)
+    for gold in golds:
+        for index, answer in enumerate(unused):
+            if compare_values(answer, gold, settings, backend).correct:
+                del unused[index]
+                break
+        else:
+            return False
+    return True
+
+
+def _match_ordered(
+    answers: tuple[Value, ...], golds: tuple[Value, ...], settings: Settings, backend: SymbolicBackend | None
+) -> bool:
+    return len(answers) == len(golds) and all(
+        compare_values(answer, gold, settings, backend).correct for answer, gold in zip(answers, golds)
+    )
+
+
+def compare_sets(answer: Value, gold: Sequence, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """A bare list or ``\\{...\\}`` gold: the same solutions in any order, none missing, none extra."""
+    if isinstance(answer, Sequence) and (answer.is_unordered or not settings.strict):
+        items = answer.items
+    elif isinstance(answer, Sequence):
+        return Outcome(False, "set")
+    else:
+        items = (answer,)
+    return Outcome(_match_unordered(items, gold.items, settings, backend), "set")
+
+
+def compare_ordered(answer: Value, gold: Sequence, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """A bracketed gold (tuple, point, interval): same brackets, same items, same order."""
+    reason = "interval" if gold.is_interval else "tuple"
+    if isinstance(answer, Sequence):
+        same_brackets = (answer.opener, answer.closer) == (gold.opener, gold.closer)
+        bare_for_tuple = (
+            not settings.strict and answer.opener == "" and (gold.opener, gold.closer) == ("(", ")")
+        )
+        if not (same_brackets or bare_for_tuple):
+            return Outcome(False, reason)
+        return Outcome(_match_ordered(answer.items, gold.items, settings, backend), reason)
+    if isinstance(answer, Matrix) and not settings.strict and not gold.is_interval:
+        cells = _vector_cells(answer)
+        if cells is not None:
+            return Outcome(_match_ordered(cells, gold.items, settings, backend), reason)
+    return Outcome(False, reason)
+
+
+def compare_unions(answer: Value, gold: Union, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """A union of intervals or sets: the same parts in any order."""
+    parts = answer.parts if isinstance(answer, Union) else (answer,)
+    return Outcome(_match_unordered(parts, gold.parts, settings, backend), "interval")
+
+
+def _vector_cells(matrix: Matrix) -> tuple[Value, ...] | None:
+    if len(matrix.rows) == 1:
+        return matrix.rows[0]
+    if all(len(row) == 1 for row in matrix.rows):
+        return tuple(row[0] for row in matrix.rows)
+    return None
+
+
+def compare_matrices(answer: Value, gold: Matrix, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """Same shape, equal entries; lenient also takes a tuple for a vector."""
+    if isinstance(answer, Matrix):
+        shape_ok = [len(row) for row in answer.rows] == [len(row) for row in gold.rows]
+        equal = shape_ok and all(
+            _match_ordered(a_row, g_row, settings, backend) for a_row, g_row in zip(answer.rows, gold.rows)
+        )
+        return Outcome(equal, "matrix")
+    cells = _vector_cells(gold)
+    if isinstance(answer, Sequence) and answer.opener in ("(", "[") and cells and not settings.strict:
+        return Outcome(_match_ordered(answer.items, cells, settings, backend), "matrix")
+    return Outcome(False, "matrix")
+
+
+def compare_relations(answer: Value, gold: Relation, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """Equations and inequalities compare as relations (both sides), never by a right-hand side."""
+    if isinstance(answer, Assignment):
+        answer = Relation((answer.variable, answer.value_latex), ("=",))
+    if not isinstance(answer, Relation):
+        return Outcome(False, "equation")
+    if len(answer.operators) != len(gold.operators):
+        return Outcome(False, "equation")
+    for latex in (*gold.sides, *answer.sides):
+        if symbolic_guard(latex) is not None:
+            return Outcome(False, "guard")
+    if backend is None:
+        raise NeedsSymbolic
+    return backend.compare_relations(answer, gold, settings)
+
+
+_VARIABLE = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?$")
+_LOWER_BOUND_OPERATORS = {"<": "(", "\\leq": "["}
+_UPPER_BOUND_OPERATORS = {"<": ")", "\\leq": "]"}
+_REVERSED = {">": "<", "\\geq": "\\leq"}
+
+
+def relation_as_interval(relation: Relation) -> Sequence | None:
+    """``x > 2`` -> ``(2, \\infty)``, ``-1 \\leq x \\leq 1`` -> ``[-1, 1]``; None for other relations."""
+    sides, operators = list(relation.sides), list(relation.operators)
+    if all(op in _REVERSED for op in operators):
+        sides, operators = sides[::-1], [_REVERSED[op] for op in operators[::-1]]
+    if not all(op in _LOWER_BOUND_OPERATORS for op in operators):
+        return None
+    if len(sides) == 3 and _VARIABLE.match(sides[1]):
+        low, high = parse_value(sides[0]), parse_value(sides[2])
+        return Sequence((low, high), _LOWER_BOUND_OPERATORS[operators[0]], _UPPER_BOUND_OPERATORS[operators[1]], True)
+    if len(sides) == 2 and _VARIABLE.match(sides[0]):  # x < b
+        return Sequence((Infinity(-1), parse_value(sides[1])), "(", _UPPER_BOUND_OPERATORS[operators[0]], True)
+    if len(sides) == 2 and _VARIABLE.match(sides[1]):  # a < x
+        return Sequence((parse_value(sides[0]), Infinity(1)), _LOWER_BOUND_OPERATORS[operators[0]], ")", True)
+    return None
+
+
+def compare_values(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """Dispatch on the gold's shape; raises ``NeedsSymbolic`` when sympy is needed and ``backend`` is None."""
+    if isinstance(answer, Assignment) and isinstance(gold, Assignment) and answer.variable != gold.variable:
+        return Outcome(False, "equation")  # a=3 is not b=3 (in a list, names say which is which)
+    if not settings.strict:
+        # Lenient: an inequality in one variable and the interval it describes are the same answer.
+        gold_is_interval = isinstance(gold, Union) or (isinstance(gold, Sequence) and gold.is_interval)
+        if gold_is_interval and isinstance(answer, Relation):
+            answer = relation_as_interval(answer) or answer
+        elif isinstance(gold, Relation) and isinstance(answer, (Sequence, Union)):
+            gold = relation_as_interval(gold) or gold
+    if isinstance(gold, Assignment) and isinstance(answer, Relation):
+        return compare_relations(answer, Relation((gold.variable, gold.value_latex), ("=",)), settings, backend)
+    if isinstance(gold, Assignment):
+        gold = gold.value
+    if isinstance(answer, Assignment) and not isinstance(gold, Relation):
+        answer = answer.value
+    if isinstance(gold, Sequence) and gold.is_unordered:
+        return compare_sets(answer, gold, settings, backend)
+    if isinstance(gold, Union):
+        return compare_unions(answer, gold, settings, backend)
+    if isinstance(gold, Sequence):
+        return compare_ordered(answer, gold, settings, backend)
+    if isinstance(gold, Matrix):
+        return compare_matrices(answer, gold, settings, backend)
+    if isinstance(gold, Relation):
+        return compare_relations(answer, gold, settings, backend)
+    if isinstance(answer, Sequence) and answer.is_unordered and len(answer.items) > 1:
+        return Outcome(False, "hedge")  # several candidates against one gold value
+    if isinstance(answer, (Sequence, Union, Matrix, Relation)):
+        return Outcome(False, _structure_reason(answer))
+    return _compare_scalars(answer, gold, settings, backend)
+
+
+# (answer, gold, policy) triples each rule must accept (``matches``) or reject (``mismatches``),
+# with the rule's name as the verdict's reason. The test-suite runs every one of them.
+RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
+    "exact": {
+        "matches": (
+            ("\\dfrac{1}{2}", "\\frac12", "strict"),
+            ("\\left( 1, 2 \\right)", "(1,2)", "strict"),
+            ("\\text{Yes}", "yes", "lenient"),
+            ("10{,}000", "10000", "strict"),
+            ("1\\,000", "1000", "strict"),
+        ),
+        "mismatches": (),
+    },
+    "rational": {
+        "matches": (
+            ("0.5", "\\frac{1}{2}", "lenient"),
+            ("\\frac{2}{4}", "\\frac{1}{2}", "lenient"),
+            ("2^{10}", "1024", "lenient"),
+            ("12\\frac{3}{5}", "\\frac{63}{5}", "lenient"),
+            ("6.29\\times10^6", "6290000", "lenient"),
+            ("0.5", "\\frac12", "strict"),
+            ("x = 5", "5", "strict"),
+        ),
+        "mismatches": (
+            ("123457", "123456", "lenient"),
+            ("3.00001", "3", "lenient"),
+            ("\\frac{1}{2^{98}}", "\\frac{1}{2^{99}}", "lenient"),
+            ("0.0000002", "0.0000001", "lenient"),
+            ("50", "0.5", "lenient"),
+            ("0.3333", "\\frac13", "lenient"),
+            ("12\\frac{3}{5}", "\\frac{36}{5}", "lenient"),
+            ("\\frac{2}{4}", "\\frac{1}{2}", "strict"),
+            ("2^{10}", "1024", "strict"),
+            ("\\frac{6}{2}", "3", "strict"),
+            ("1.5\\times10^3", "1500", "strict"),
+        ),
+    },
+    "numeric": {
+        "matches": (("6.283185", "2\\pi", "lenient"), ("1.41421356", "\\sqrt{2}", "lenient")),
+        "mismatches": (
+            ("3.14", "\\pi", "lenient"),
+            ("6.283185", "2\\pi", "strict"),
+            ("-\\infty", "\\infty", "lenient"),
+        ),
+    },
+    "symbolic": {
+        "matches": (
+            ("(x+1)^2", "x^2+2x+1", "lenient"),
+            ("2\\sqrt2", "\\sqrt8", "lenient"),
+            ("\\sin^2x+\\cos^2x", "1", "lenient"),
+            ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}", "strict"),
+            ("3+4i", "4i+3", "lenient"),
+        ),
+        "mismatches": (
+            ("4\\sqrt(2)", "4", "lenient"),
+            ("\\pi+<junk>", "\\pi", "lenient"),
+            ("x^2+2x", "x^2+2x+1", "lenient"),
+            ("__import__('os').system('touch pwned')", "2x", "lenient"),
+        ),
+    },
+    "text": {
+        "matches": (),
+        "mismatches": (("converges", "diverges", "lenient"), ("5", "\\text{no solution}", "lenient")),
+    },
+    "set": {
+        "matches": (
+            ("3, 1, 2", "1, 2, 3", "lenient"),
+            ("x=2 \\text{ or } x=1", "1, 2", "strict"),
+            ("1+\\sqrt2, 1-\\sqrt2", "1 \\pm \\sqrt2", "lenient"),
+            ("\\{2, 1\\}", "\\{1, 2\\}", "strict"),
+        ),
+        "mismatches": (
+            ("1, 2", "1, 2, 3", "lenient"),
+            ("1, 2, 3, 4", "1, 2, 3", "lenient"),
+            ("12", "1, 2", "lenient"),
+            ("a=3, b=2", "a=2, b=3", "lenient"),
+        ),
+    },
+    "tuple": {
+        "matches": (("(1, \\frac{1}{2})", "(1, 0.5)", "lenient"), ("1, 2", "(1,2)", "lenient")),
+        "mismatches": (("(2, 1)", "(1, 2)", "lenient"), ("1, 2", "(1,2)", "strict"), ("(1,2,3)", "(1,2)", "lenient")),
+    },
+    "interval": {
+        "matches": (
+            ("[\\frac{1}{2}, 3)", "[0.5, 3)", "strict"),
+            ("[1,2)\\cup(3,\\infty)", "(3,\\infty)\\cup[1,2)", "lenient"),
+            ("\\left[0.5, 1\\right)", "[\\frac12, 1)", "lenient"),
+            ("x > 2", "(2, \\infty)", "lenient"),
+            ("[-1, 1]", "-1 \\le x \\le 1", "lenient"),
+        ),
+        "mismatches": (("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient")),
+    },
+    "matrix": {
+        "matches": (
+            ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{bmatrix}1&2\\\\3&4\\end{bmatrix}", "lenient"),
+            ("(1,2)", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "lenient"),
+        ),
+        "mismatches": (
+            ("\\begin{pmatrix}1&2\\\\4&3\\end{pmatrix}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "lenient"),
+            ("\\begin{pmatrix}1&2\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "lenient"),
+        ),
+    },
+    "equation": {
+        "matches": (
+            ("6x+8y+28=0", "3x+4y+14=0", "lenient"),
+            ("0=3x+4y+14", "3x+4y+14=0", "lenient"),
+            ("2y = 4x + 2", "y=1+2x", "lenient"),
+            ("x > 3", "3 < x", "lenient"),
+        ),
+        "mismatches": (
+            ("3x-y+13=0", "3x+4y+14=0", "lenient"),
+            ("x < 3", "x > 3", "lenient"),
+            ("x+y", "x+y=1", "lenient"),
+        ),
+    },
+    "choice": {
+        "matches": (),  # equal choice letters are equal strings: the exact rule accepts them
+        "mismatches": (("C", "A", "lenient"), ("A", "\\text{(D)}", "strict")),
+    },
+    "hedge": {
+        "matches": (),
+        "mismatches": (
+            ("3 \\text{ or } 4", "3", "lenient"),
+            ("3, 4, 5", "3", "lenient"),
+            ("4 \\text{ (or maybe 5)}", "4", "lenient"),
+            ("\\pm 3", "3", "strict"),
+        ),
+    },
+    "guard": {
+        "matches": (),
+        "mismatches": (("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient")),
+    },
+}

@@ -1,0 +1,203 @@
+"""The grader's entry points: ``grade`` a response, ``compare_answers`` for an extracted answer.
+
+Pipeline: extraction -> normalization -> representation -> comparison. The fast path (exact
+strings, exact rationals, structure) runs in-process without sympy; only comparisons that need
+symbolic work go to the sandbox worker, within the call's time budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from rewardkit.failures import FailureTag
+from rewardkit.math.comparison import POLICIES, NeedsSymbolic, Outcome, Settings, compare_values
+from rewardkit.math.extraction import extract_answer, unwrap_gold
+from rewardkit.math.hedging import is_hedged
+from rewardkit.math.normalization import normalize
+from rewardkit.math.representation import Value, parse_value
+from rewardkit.math.sandbox import default_sandbox
+from rewardkit.math.verdict import MathVerdict
+
+_EXTRACT_MODES = ("boxed", "auto")
+#: Answers longer than this (and than twice the gold) are refused unread: no real answer is.
+MAX_ANSWER_LENGTH = 50_000
+
+
+class MathGraderError(ValueError):
+    """A grader option is invalid (a programming error of the caller, not of the model)."""
+
+
+@dataclass(frozen=True)
+class _Gold:
+    raw: str
+    normalized: str
+    value: Value | None
+    error: str | None
+
+
+@lru_cache(maxsize=16_384)
+def _prepare_gold(gold: str) -> _Gold:
+    """Normalize and parse a gold once (an RL group grades many responses against it)."""
+    unwrapped = unwrap_gold(gold)
+    if not unwrapped:
+        return _Gold(gold, "", None, f"gold {gold!r} is empty")
+    normalized = normalize(unwrapped)
+    if not normalized:
+        return _Gold(gold, "", None, f"gold {gold!r} is empty after normalization")
+    return _Gold(gold, normalized, parse_value(normalized), None)
+
+
+def _check_options(policy: str, timeout: float, extract: str = "boxed") -> None:
+    if policy not in POLICIES:
+        raise MathGraderError(f"policy={policy!r} is not one of {POLICIES}")
+    if extract not in _EXTRACT_MODES:
+        raise MathGraderError(f"extract={extract!r} is not one of {_EXTRACT_MODES}")
+    if not timeout > 0:
+        raise MathGraderError(f"timeout={timeout!r} must be a positive number of seconds")
+
+
+def _as_text(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return None
+
+
+def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str) -> MathVerdict:
+    detail = {"normalized_answer": normalized_answer, "normalized_gold": gold.normalized}
+    if outcome.reason in ("bad_gold", "crash"):
+        detail["error"] = outcome.error or "unknown error"
+        return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
+    if outcome.error:
+        detail["error"] = outcome.error
+    tag = None if outcome.correct else FailureTag.WRONG_ANSWER
+    return MathVerdict(outcome.correct, tag, answer, gold.raw, outcome.reason, detail)
+
+
+def _compare(
+    answer: str, gold_text: str, settings: Settings, deadline: float, sandbox: bool
+) -> MathVerdict:
+    gold = _prepare_gold(gold_text)
+    if gold.error is not None or gold.value is None:
+        detail = {"normalized_answer": "", "normalized_gold": "", "error": gold.error or "bad gold"}
+        return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold_text, "bad_gold", detail)
+    if len(answer) > MAX_ANSWER_LENGTH and len(answer) > 2 * len(gold.raw):
+        detail = {"normalized_answer": "", "normalized_gold": gold.normalized}
+        return MathVerdict(False, FailureTag.WRONG_ANSWER, answer, gold_text, "guard", detail)
+    normalized_answer = normalize(answer)
+    if not normalized_answer:
+        detail = {"normalized_answer": "", "normalized_gold": gold.normalized}
+        return MathVerdict(False, FailureTag.NO_ANSWER, answer, gold_text, "no_answer", detail)
+    if normalized_answer == gold.normalized:
+        return _verdict(Outcome(True, "exact"), answer, gold, normalized_answer)
+    if is_hedged(answer, gold_text):
+        return _verdict(Outcome(False, "hedge"), answer, gold, normalized_answer)
+    try:
+        outcome = compare_values(parse_value(normalized_answer), gold.value, settings, None)
+    except NeedsSymbolic:
+        outcome = _symbolic(normalized_answer, gold.normalized, settings, deadline, sandbox)
+    except RecursionError:
+        outcome = Outcome(False, "guard")
+    return _verdict(outcome, answer, gold, normalized_answer)
+
+
+# Symbolic outcomes by (answer, gold, policy, tolerance): identical responses in an RL group, or a
+# bad gold, cost one worker round-trip only. Timeouts and crashes are not cached (they may pass later).
+_SYMBOLIC_CACHE: OrderedDict[tuple[str, str, str, float], Outcome] = OrderedDict()
+_SYMBOLIC_CACHE_SIZE = 16_384
+_UNCACHED_REASONS = ("timeout", "crash")
+
+
+def _symbolic(answer: str, gold: str, settings: Settings, deadline: float, sandbox: bool) -> Outcome:
+    key = (answer, gold, settings.policy, settings.tolerance)
+    cached = _SYMBOLIC_CACHE.get(key)
+    if cached is not None:
+        return cached
+    if sandbox:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return Outcome(False, "timeout")
+        from rewardkit.math.symbolic import symbolic_compare
+
+        outcome = default_sandbox().run(symbolic_compare, key, remaining)
+    else:
+        from rewardkit.math.symbolic import symbolic_compare
+
+        outcome = symbolic_compare(*key)
+    if outcome.reason not in _UNCACHED_REASONS:
+        _SYMBOLIC_CACHE[key] = outcome
+        if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
+            _SYMBOLIC_CACHE.popitem(last=False)
+    return outcome
+
+
+def _crash_verdict(error: BaseException, answer: str | None, gold: object) -> MathVerdict:
+    detail = {"normalized_answer": "", "normalized_gold": "", "error": f"{type(error).__name__}: {error}"}
+    return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, _as_text(gold), "crash", detail)
+
+
+def compare_answers(
+    answer: str,
+    gold: str,
+    *,
+    policy: str = "lenient",
+    timeout: float = 1.0,
+    sandbox: bool = True,
+    tolerance: float = 1e-6,
+) -> MathVerdict:
+    """Grade an already extracted ``answer`` against ``gold`` (golden pairs use this); never raises for text."""
+    _check_options(policy, timeout)
+    deadline = time.monotonic() + timeout
+    answer_text, gold_text = _as_text(answer), _as_text(gold)
+    if gold_text is None:
+        return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), answer_text, gold)
+    if answer_text is None or not answer_text.strip():
+        gold_info = _prepare_gold(gold_text)
+        if gold_info.error is not None:
+            return _compare("", gold_text, Settings(policy, tolerance), deadline, sandbox)  # type: ignore[arg-type]
+        detail = {"normalized_answer": "", "normalized_gold": gold_info.normalized}
+        return MathVerdict(False, FailureTag.NO_ANSWER, answer_text, gold_text, "no_answer", detail)
+    try:
+        return _compare(answer_text, gold_text, Settings(policy, tolerance), deadline, sandbox)  # type: ignore[arg-type]
+    except Exception as error:  # a bug on our side: reported, never raised into the RL loop
+        return _crash_verdict(error, answer_text, gold)
+
+
+def grade(
+    response: str,
+    gold: str,
+    *,
+    policy: str = "lenient",
+    extract: str = "boxed",
+    timeout: float = 1.0,
+    sandbox: bool = True,
+    tolerance: float = 1e-6,
+) -> MathVerdict:
+    """Grade a model ``response`` against ``gold``: extract the final answer, then ``compare_answers``.
+
+    ``sandbox=False`` runs symbolic work in this process (the caller then owns the time budget).
+    """
+    _check_options(policy, timeout, extract)
+    started = time.monotonic()
+    try:
+        answer = extract_answer(response, extract) if isinstance(response, str) else None  # type: ignore[arg-type]
+    except Exception as error:
+        return _crash_verdict(error, None, gold)
+    remaining = max(timeout - (time.monotonic() - started), 1e-3)
+    return compare_answers(
+        answer, gold, policy=policy, timeout=remaining, sandbox=sandbox, tolerance=tolerance  # type: ignore[arg-type]
+    )
+
+
+def is_equivalent(
+    answer: str, gold: str, *, policy: str = "lenient", timeout: float = 1.0, sandbox: bool = True
+) -> bool:
+    """Answer-vs-answer equivalence under ``policy`` (True only when ``compare_answers`` says correct)."""
+    return compare_answers(answer, gold, policy=policy, timeout=timeout, sandbox=sandbox).correct

@@ -1,0 +1,373 @@
+"""Stage 2, normalization: strip LaTeX decoration so equal answers become equal strings.
+
+Each step is a small named function with its own examples (input -> output), which the tests run.
+The steps are ordered; ``normalize`` applies them all and is cached (an RL group grades many
+responses against one gold, and identical responses are common).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rewardkit.math.extraction import read_group, unwrap_gold
+
+
+@dataclass(frozen=True)
+class NormalizationStep:
+    """One normalization rule: a pure string function and the examples that document it."""
+
+    name: str
+    apply: Callable[[str], str]
+    examples: tuple[tuple[str, str], ...]
+
+
+_UNICODE = {
+    "\u2212": "-",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u00d7": "\\times ",
+    "\u22c5": "\\cdot ",
+    "\u00b7": "\\cdot ",
+    "\u00f7": "\\div ",
+    "\u03c0": "\\pi ",
+    "\u221e": "\\infty ",
+    "\u221a": "\\sqrt",
+    "\u2264": "\\leq ",
+    "\u2265": "\\geq ",
+    "\u2260": "\\neq ",
+    "\u00b1": "\\pm ",
+    "\u00b0": "^\\circ",
+    "\u222a": "\\cup ",
+    "\u2229": "\\cap ",
+    "\u00a0": " ",
+    "\u2009": " ",
+    "\u202f": " ",
+}
+_UNICODE_TABLE = str.maketrans(_UNICODE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def unicode_to_latex(text: str) -> str:
+    """Unicode math symbols become their LaTeX commands; control characters go away."""
+    text = text.translate(_UNICODE_TABLE)
+    return _CONTROL.sub(" ", text) if _CONTROL.search(text) else text
+
+
+_MATH_DELIMITERS = re.compile(r"\\displaystyle|\\limits|\\\(|\\\)|\\\[|\\\]|(?<!\\)\$")
+
+
+def strip_math_delimiters(text: str) -> str:
+    """``$``, ``\\(``, ``\\)``, ``\\[``, ``\\]`` and ``\\displaystyle`` are presentation only."""
+    return _MATH_DELIMITERS.sub(" ", text) if ("$" in text or "\\" in text) else text
+
+
+_SIZED_DELIMITERS = re.compile(
+    r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*(\.)?"
+)
+
+
+def strip_sized_delimiters(text: str) -> str:
+    """``\\left(`` -> ``(``; ``\\right.`` disappears (an invisible delimiter)."""
+    return _SIZED_DELIMITERS.sub("", text) if "\\" in text else text
+
+
+_FRAC_ALIAS = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_FRAC_SHORT = re.compile(r"\\frac\s*(\d|\{[^{}]*\}|\\[A-Za-z]+)\s*(\d|\{[^{}]*\}|\\[A-Za-z]+|[A-Za-z])")
+_SQRT_SHORT = re.compile(r"\\sqrt\s*(\[[^\]]*\])?\s*(\d|[A-Za-z])")  # \sqrt 23 is \sqrt{2}3, as in LaTeX
+
+
+def _brace(token: str) -> str:
+    return token if token.startswith("{") else "{" + token + "}"
+
+
+def canonical_fractions(text: str) -> str:
+    """``\\dfrac``/``\\tfrac`` -> ``\\frac``; ``\\frac12`` -> ``\\frac{1}{2}``; ``\\sqrt2`` -> ``\\sqrt{2}``."""
+    if "frac" not in text and "sqrt" not in text:
+        return text
+    text = _FRAC_ALIAS.sub(r"\\frac", text)
+    text = _FRAC_SHORT.sub(lambda m: "\\frac" + _brace(m.group(1)) + _brace(m.group(2)), text)
+    return _SQRT_SHORT.sub(lambda m: "\\sqrt" + (m.group(1) or "") + "{" + m.group(2) + "}", text)
+
+
+_TEXT_COMMANDS = re.compile(
+    r"\\(?:text|textrm|textbf|textit|textnormal|mathrm|mathbf|mathit|mathsf|mathtt|boldsymbol|mbox|operatorname)\s*(?=\{)"
+)
+
+
+def _unwrap_commands(text: str, replace: Callable[[str], str]) -> str:
+    out: list[str] = []
+    position = 0
+    for _ in range(len(text)):
+        match = _TEXT_COMMANDS.search(text, position)
+        if match is None:
+            break
+        group = read_group(text, match.end(), limit=len(text))
+        if group is None:
+            break
+        out.append(text[position : match.start()])
+        out.append(replace(group[0]))
+        position = group[1]
+    out.append(text[position:])
+    return "".join(out)
+
+
+_UNIT_WORDS = (
+    "square units|square feet|square inches|square meters|square centimeters|square miles|square yards|"
+    "cubic units|cubic feet|cubic inches|cubic meters|cubic centimeters|sq units|sq ft|sq in|"
+    "units|unit|meters|meter|metres|metre|centimeters|centimeter|millimeters|kilometers|kilometer|"
+    "km|cm|mm|kg|mg|grams|gram|kilograms|liters|liter|litres|ml|mL|"
+    "seconds|second|secs|sec|minutes|minute|mins|min|hours|hour|hrs|hr|days|day|weeks|week|"
+    "months|month|years|year|yrs|"
+    "feet|foot|ft|inches|inch|yards|yard|yd|miles|mile|mph|km/h|kph|"
+    "degrees|degree|deg|radians|radian|rad|dollars|dollar|cents|cent|euros|pounds|pound|lbs|lb|"
+    "ounces|ounce|oz|gallons|gallon|gal|quarts|pints|cups|people|persons|students|"
+    "times|ways|marbles|apples|coins|points|games|matches|books|pages|boxes|balls"
+)
+# One-letter units (and "in") are also variables: they count as units only when set apart.
+_SHORT_UNITS = "m|s|h|g|L|in|mi"
+_GAP = r"(?:\s|~|\\[,;:! ])*"
+_UNIT = (
+    r"(?:" + _GAP + r"(?:\\text\{\s*)?(?:" + _UNIT_WORDS + r")|(?:(?:\s|~|\\[,;:! ])+(?:\\text\{\s*)?|"
+    + _GAP + r"\\text\{\s*)(?:" + _SHORT_UNITS + r"))(?![A-Za-z])(?:\^\{?[23]\}?)?"
+)
+_UNIT_TAIL = re.compile(
+    r"(?<=[\d}.])" + _UNIT + r"(?:\s*/\s*(?:" + _UNIT_WORDS + "|" + _SHORT_UNITS + r")(?:\^\{?[23]\}?)?)?\s*\}?\s*\.?\s*(?=,|$)"
+)
+# A tail with at least one \text{words} after a number: "5 \text{ m}^2", "3 \text{m}/\text{s}".
+_TEXT_PIECE = r"\\text\{[~\s]*[A-Za-z][A-Za-z.\s~]*\}"
+_TEXT_TAIL = re.compile(
+    r"(?<=[\d}.])" + _GAP + r"(?:(?:/|\\cdot)" + _GAP + r")?" + _TEXT_PIECE
+    + r"(?:" + _GAP + r"(?:" + _TEXT_PIECE + r"|/|\\cdot|\^\{?[23]\}?))*" + _GAP + r"(?=,|$)"
+)
+_CURRENCY = re.compile(r"\\\$|\\textdollar|\\euro|\\pounds|[€£¥]|\bUSD\b|\bdollars?\b|\bcents?\b|\\text\{\s*\}")
+
+
+def strip_units(text: str) -> str:
+    """Units in text or words after a number go (``8 \\text{ km}`` -> ``8``), as does currency (``\\$5``)."""
+    if "\\" in text or "$" in text or any(c in text for c in "€£¥"):
+        text = _CURRENCY.sub(" ", text)
+    text = _unwrap_commands(text, lambda content: "\\text{" + content + "}") if "\\" in text else text
+    for tail in (_TEXT_TAIL, _UNIT_TAIL):
+        stripped = tail.sub("", text)
+        if stripped.strip():
+            text = stripped
+    return text
+
+
+_CONNECTIVE = re.compile(r"\s*\\text\{\s*(or|and)\s*\}\s*|\s+(or|and)\s+|\s*\\(?:lor|vee|land|wedge)\s*")
+
+
+def unwrap_text(text: str) -> str:
+    """``\\text{yes}`` -> ``yes``; ``3 \\text{ or } 4`` -> ``3, 4`` (several candidates, a list)."""
+    if "or" in text or "and" in text or "\\l" in text or "vee" in text or "wedge" in text:
+        text = _CONNECTIVE.sub(", ", text)
+    if "\\" not in text:
+        return text
+    return _unwrap_commands(text, lambda content: " " + content + " ")
+
+
+_SPACING = re.compile(r"(?<!\\)\\[,!;: ]|\\q?quad(?![A-Za-z])|~|\\hspace\{[^{}]*\}|\\thinspace")
+
+
+def strip_spacing(text: str) -> str:
+    """Spacing commands (``\\,``, ``\\!``, ``~``, ``\\quad``) become plain spaces."""
+    if "\\" not in text and "~" not in text:
+        return text
+    text = re.sub(r"(?<=\d)\\,(?=\d{3}(?!\d))", "", text)  # 10\,000: a thousands separator
+    return _SPACING.sub(" ", text)
+
+
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?")
+_THOUSANDS_SPACE = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d])")
+
+
+def strip_thousands_separators(text: str) -> str:
+    """``10{,}000``, ``10,000``, ``10\\,000`` and ``10 000`` -> ``10000`` (``1, 2`` stays a list)."""
+    if "{,}" in text:
+        text = text.replace("{,}", "")
+    if "," in text:
+        text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+    if " " in text:
+        text = _THOUSANDS_SPACE.sub(lambda m: m.group().replace(" ", ""), text)
+    return text
+
+
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|(?<=[\d}])\s*\\(?:circ|degree)(?![A-Za-z])|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
+
+
+def strip_degrees(text: str) -> str:
+    """``30^\\circ``, ``30^{\\circ}`` and ``30\\degree`` -> ``30``."""
+    return _DEGREES.sub("", text) if ("circ" in text or "degree" in text) else text
+
+
+_PERCENT = re.compile(r"\s*\\?%")
+
+
+def canonical_percent(text: str) -> str:
+    """``50\\%`` and ``50 %`` -> ``50%`` (the representation stage reads the percent sign)."""
+    return _PERCENT.sub("%", text) if "%" in text else text
+
+
+_COMMAND_SYNONYMS = (
+    (re.compile(r"\\(?:leq?slant|leq|le)(?![A-Za-z])"), r"\\leq "),
+    (re.compile(r"\\(?:geq?slant|geq|ge)(?![A-Za-z])"), r"\\geq "),
+    (re.compile(r"\\(?:neq|ne)(?![A-Za-z])"), r"\\neq "),
+    (re.compile(r"\\(?:lbrace)(?![A-Za-z])"), r"\\{"),
+    (re.compile(r"\\(?:rbrace)(?![A-Za-z])"), r"\\}"),
+    (re.compile(r"\\(?:infin|infinity)(?![A-Za-z])"), r"\\infty "),
+    (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
+    (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
+    (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
+)
+
+
+def canonical_commands(text: str) -> str:
+    """Synonymous commands get one spelling: ``\\le`` -> ``\\leq``, ``\\lbrace`` -> ``\\{``."""
+    if "\\" not in text:
+        return text
+    for pattern, replacement in _COMMAND_SYNONYMS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_KEEP_SPACE_AFTER_COMMAND = re.compile(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])")
+_WORD_SPACE = re.compile(r"(?<=[A-Za-z])\s+(?=[A-Za-z])")
+_DIGIT_SPACE = re.compile(r"(?<=\d)\s+(?=\d)")
+_ANY_SPACE = re.compile(r"\s+")
+
+
+def canonical_whitespace(text: str) -> str:
+    """Whitespace goes, except one space where it separates words, a command and a letter, or digits."""
+    if not any(c.isspace() for c in text):
+        return text
+    text = _KEEP_SPACE_AFTER_COMMAND.sub("\\1\x00", text)
+    text = _WORD_SPACE.sub("\x00", text)
+    text = _DIGIT_SPACE.sub("\x00", text)
+    return _ANY_SPACE.sub("", text).replace("\x00", " ")
+
+
+_SINGLE_BRACED = re.compile(r"([\^_])\{(\w|\\infty|\\pi)\}")
+_LEADING_ZEROS = re.compile(r"(?<![\d.\w])0+(?=\d)")
+_LEADING_PLUS = re.compile(r"(?:(?<=^)|(?<=[(\[{,=]))\+")
+_SIGNED_INFINITY = re.compile(r"\+\s*\\infty")
+
+
+def canonical_numbers(text: str) -> str:
+    """``007`` -> ``7``, ``+5`` -> ``5``, ``x^{2}`` -> ``x^2``, ``+\\infty`` -> ``\\infty``."""
+    if "0" in text:
+        text = _LEADING_ZEROS.sub("", text)
+    if "+" in text:
+        text = _LEADING_PLUS.sub("", text)
+        text = _SIGNED_INFINITY.sub(r"\\infty", text)
+    if "{" in text:
+        text = _SINGLE_BRACED.sub(r"\1\2", text)
+    return text
+
+
+_TRAILING = re.compile(r"(?:\s|\.(?!\.)|\\\s|,|;)+$")
+
+
+def strip_trailing_punctuation(text: str) -> str:
+    """``42.`` -> ``42``; a trailing period, comma or semicolon is sentence punctuation."""
+    if text.endswith("..."):
+        return text
+    stripped = _TRAILING.sub("", text)
+    return stripped if stripped else text
+
+
+_CHOICE = re.compile(r"^\s*\(?\s*([A-Ha-h])\s*\)(?:\s.*)?$|^\s*([A-H])\s*$", re.DOTALL)
+
+
+def canonical_choice(text: str) -> str:
+    """``(A)``, ``\\text{(B)}``, ``C)`` and ``(d) 12`` -> the choice letter, upper case."""
+    match = _CHOICE.match(text)
+    if match is None:
+        return text
+    return (match.group(1) or match.group(2)).upper()
+
+
+_TEXT_ANSWER = re.compile(r"^[A-Za-z][A-Za-z .,'\-]*$")
+
+
+def lowercase_text(text: str) -> str:
+    """Text answers compare case-insensitively (``Yes`` == ``yes``); math keeps its case."""
+    if _TEXT_ANSWER.match(text) and re.search(r"[A-Za-z]{2}", text):
+        return text.lower()
+    return text
+
+
+def _example(*pairs: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    return pairs
+
+
+STEPS: tuple[NormalizationStep, ...] = (
+    NormalizationStep(
+        "unicode", unicode_to_latex, _example(("\u22125", "-5"), ("2\u03c0", "2\\pi "))
+    ),
+    NormalizationStep(
+        "delimiters", strip_math_delimiters, _example(("$5$", " 5 "), ("\\(x\\)", " x "))
+    ),
+    NormalizationStep(
+        "units", strip_units,
+        _example(("8 \\text{ km}", "8"), ("\\$5", " 5"), ("12 minutes", "12"), ("4t", "4t"), ("5 m", "5"), ("2h", "2h"), ("10^2", "10^2"),
+                 ("5 \\text{ m}^2", "5"), ("3\\,\\text{m}/\\text{s}", "3"), ("2\\cdot 10^2", "2\\cdot 10^2")),
+    ),
+    NormalizationStep(
+        "text", unwrap_text,
+        _example(("\\text{Yes}", " Yes "), ("3 \\text{ or } 4", "3, 4"), ("x=1 or x=2", "x=1, x=2")),
+    ),
+    NormalizationStep(
+        "sized_delimiters", strip_sized_delimiters,
+        _example(("\\left( 1, 2 \\right)", "( 1, 2 )"), ("\\left\\{1\\right.", "\\{1")),
+    ),
+    NormalizationStep(
+        "fractions", canonical_fractions,
+        _example(("\\dfrac12", "\\frac{1}{2}"), ("\\tfrac{1}{2}", "\\frac{1}{2}"), ("\\sqrt2", "\\sqrt{2}"), ("\\sqrt 23", "\\sqrt{2}3")),
+    ),
+    NormalizationStep(
+        "spacing", strip_spacing, _example(("10\\,000", "10000"), ("a\\!b", "a b"), ("1~2", "1 2"))
+    ),
+    NormalizationStep(
+        "thousands", strip_thousands_separators,
+        _example(("10{,}000", "10000"), ("10,000", "10000"), ("1, 2", "1, 2"), ("11,13", "11,13")),
+    ),
+    NormalizationStep(
+        "degrees", strip_degrees, _example(("30^\\circ", "30"), ("30^{\\circ}", "30"), ("30\\degree", "30"), ("f \\circ g", "f \\circ g"))
+    ),
+    NormalizationStep("percent", canonical_percent, _example(("50\\%", "50%"), ("50 %", "50%"))),
+    NormalizationStep(
+        "commands", canonical_commands, _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"))
+    ),
+    NormalizationStep(
+        "choice", canonical_choice, _example(("(A)", "A"), ("(b) 12", "B"), ("x", "x"))
+    ),
+    NormalizationStep(
+        "whitespace", canonical_whitespace,
+        _example(("1 + 2", "1+2"), ("\\sin x", "\\sin x"), ("no solution", "no solution")),
+    ),
+    NormalizationStep(
+        "numbers", canonical_numbers,
+        _example(("007", "7"), ("+5", "5"), ("x^{2}", "x^2"), ("0.5", "0.5"), ("(+\\infty)", "(\\infty)")),
+    ),
+    NormalizationStep("trailing", strip_trailing_punctuation, _example(("42.", "42"), ("9,6.", "9,6"))),
+    NormalizationStep("case", lowercase_text, _example(("Yes", "yes"), ("4A", "4A"), ("A", "A"))),
+)
+
+#: Inputs longer than this are not normalized beyond the first steps (they are never a real answer).
+MAX_NORMALIZED_LENGTH = 10_000
+
+
+@lru_cache(maxsize=65_536)
+def normalize(text: str) -> str:
+    """The canonical string of an answer or gold: every step of ``STEPS`` in order."""
+    text = unwrap_gold(text)
+    if len(text) > MAX_NORMALIZED_LENGTH:
+        return canonical_whitespace(text)
+    if text.isdigit():
+        return text.lstrip("0") or "0"
+    for step in STEPS:
+        text = step.apply(text)
+    return text.strip()

@@ -1,0 +1,333 @@
+"""Stage 3a, representation: a normalized answer string becomes a small value tree.
+
+Numbers are exact ``Fraction``s tagged with how they were written (the strict policy cares);
+lists, sets, tuples, intervals, unions, matrices, relations and assignments keep their structure;
+anything else is an ``Expression`` (LaTeX for the symbolic stage) or ``Text``. Parsing here is
+string work only: no sympy, so the fast path never imports it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from fractions import Fraction
+from functools import lru_cache
+from math import gcd, log10
+
+
+class NumberForm(str, Enum):
+    """How a number was written; the strict (PRM800K) policy accepts some forms only."""
+
+    INTEGER = "integer"
+    DECIMAL = "decimal"
+    FRACTION = "fraction"
+    MIXED = "mixed"
+    SCIENTIFIC = "scientific"
+    POWER = "power"
+
+
+@dataclass(frozen=True)
+class Number:
+    """An exact rational value and the form it was written in."""
+
+    value: Fraction
+    form: NumberForm
+    percent: bool = False
+    reduced: bool = True
+
+
+@dataclass(frozen=True)
+class Infinity:
+    """``\\infty`` (sign 1) or ``-\\infty`` (sign -1)."""
+
+    sign: int
+
+
+@dataclass(frozen=True)
+class Expression:
+    """Anything the fast path cannot decide: LaTeX handed to the symbolic stage."""
+
+    latex: str
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text answer (``yes``, ``converges absolutely``), compared as a lowercase string."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """Items with their brackets: ``""`` for a bare comma list, ``{``/``}`` for a set, else a tuple or interval."""
+
+    items: tuple[Value, ...]
+    opener: str
+    closer: str
+    interval: bool = False  # known to be an interval (it came from an inequality)
+
+    @property
+    def is_unordered(self) -> bool:
+        return self.opener in ("", "{")
+
+    @property
+    def is_interval(self) -> bool:
+        """Two items with mixed brackets or an infinite end: an interval rather than a point."""
+        return self.interval or (
+            len(self.items) == 2
+            and self.opener in "(["
+            and ((self.opener + self.closer) in ("(]", "[)") or any(isinstance(i, Infinity) for i in self.items))
+        )
+
+
+@dataclass(frozen=True)
+class Union:
+    """Intervals or sets joined by ``\\cup``."""
+
+    parts: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A matrix or vector from ``pmatrix``/``bmatrix``/``array``: rows of values."""
+
+    rows: tuple[tuple[Value, ...], ...]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An equation or inequality (chains allowed): LaTeX sides and the operators between them."""
+
+    sides: tuple[str, ...]
+    operators: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``x = 5``: one variable given a value; it compares as its value."""
+
+    variable: str
+    value: Value
+    value_latex: str
+
+
+Value = Number | Infinity | Expression | Text | Sequence | Union | Matrix | Relation | Assignment
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = set(_OPENERS.values())
+
+
+def split_at_top_level(text: str, separator: re.Pattern[str]) -> tuple[list[str], list[str]]:
+    """Split on ``separator`` matches outside any brackets: (parts, the separators found)."""
+    parts: list[str] = []
+    separators: list[str] = []
+    depth = 0
+    start = 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and (match := separator.match(text, index)) is not None and match.end() > index:
+            parts.append(text[start:index])
+            separators.append(match.group())
+            index = start = match.end()
+            continue
+        index += 1
+    parts.append(text[start:])
+    return parts, separators
+
+
+_LIST_SEPARATORS = {",;": re.compile(r"[,;]"), ",": re.compile(",")}
+
+
+def split_top_level(text: str, separators: str = ",;") -> list[str]:
+    """Split on separators outside any brackets: ``(1,2),3`` -> ``["(1,2)", "3"]``."""
+    if not any(sep in text for sep in separators):
+        return [text]
+    pattern = _LIST_SEPARATORS.get(separators) or re.compile("[" + re.escape(separators) + "]")
+    return split_at_top_level(text, pattern)[0]
+
+
+def _split_top_level_token(text: str, token: str) -> list[str]:
+    if token not in text:
+        return [text]
+    return split_at_top_level(text, re.compile(re.escape(token)))[0]
+
+
+def _enclosing_brackets(text: str) -> tuple[str, str, str] | None:
+    """(opener, inner, closer) when one bracket pair encloses the whole text."""
+    if len(text) < 2:
+        return None
+    if text.startswith("\\{") and text.endswith("\\}"):
+        opener, closer, inner = "{", "}", text[2:-2]
+    elif text[0] in "([" and text[-1] in ")]":
+        opener, closer, inner = text[0], text[-1], text[1:-1]
+    else:
+        return None
+    depth = 0
+    for char in inner:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+    return (opener, inner, closer) if depth == 0 else None
+
+
+_SIGN = r"(?P<sign>-)?"
+_INTEGER = re.compile(_SIGN + r"(?P<int>\d+)(?P<pct>%)?$")
+_DECIMAL = re.compile(_SIGN + r"(?P<int>\d*)\.(?P<frac>\d+)(?P<pct>%)?$")
+_REPEATING = re.compile(_SIGN + r"(?P<int>\d*)\.(?P<frac>\d*)\\overline\{(?P<rep>\d+)\}$")
+_FRACTION = re.compile(_SIGN + r"\\frac\{(?P<num>-?\d+)\}\{(?P<den>-?\d+)\}(?P<pct>%)?$")
+_SLASH = re.compile(_SIGN + r"(?P<num>\d+)/(?P<den>\d+)(?P<pct>%)?$")
+_MIXED = re.compile(_SIGN + r"(?P<int>\d+) ?\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
+_SCIENTIFIC = re.compile(
+    _SIGN + r"(?P<mant>\d+(?:\.\d+)?)(?:\\times|\\cdot|\*|[eE])(?:10\^)?(?:\{(?P<exp1>[-+]?\d+)\}|(?P<exp2>[-+]?\d+))$"
+)
+_POWER = re.compile(_SIGN + r"(?P<base>\d+)\^(?:\{(?P<exp1>-?\d+)\}|(?P<exp2>\d))$")
+#: Longer answers are not parsed into structures (bounded work on hostile input).
+MAX_PARSED_LENGTH = 20_000
+#: Numbers with more digits than this are left to the guard (Python refuses longer int strings).
+MAX_DIGITS = 4000
+#: Exponents beyond this are not evaluated by the fast path (the guard decides).
+MAX_EXPONENT_DIGITS = 10_000
+
+
+def _decimal(integer: str, fraction: str) -> Fraction:
+    return Fraction(int((integer or "0") + fraction), 10 ** len(fraction))
+
+
+def parse_number(text: str) -> Number | None:
+    """An exact number from its written form, or None (``12\\frac{3}{5}`` is 63/5, never 36/5)."""
+    if len(text) > MAX_DIGITS:
+        return None
+    sign = -1 if text.startswith("-") else 1
+    if match := _INTEGER.match(text):
+        return Number(sign * Fraction(int(match["int"])), NumberForm.INTEGER, bool(match["pct"]))
+    if match := _DECIMAL.match(text):
+        value = sign * _decimal(match["int"], match["frac"])
+        form = NumberForm.INTEGER if int(match["frac"]) == 0 and match["int"] else NumberForm.DECIMAL
+        return Number(value, form, bool(match["pct"]))
+    if match := _REPEATING.match(text):
+        # 0.1\overline{6} = 0.1 + 0.0666... : the repeating block over 9s, shifted past the fixed digits.
+        fixed = _decimal(match["int"], match["frac"])
+        repeating = Fraction(int(match["rep"]), (10 ** len(match["rep"]) - 1) * 10 ** len(match["frac"]))
+        return Number(sign * (fixed + repeating), NumberForm.DECIMAL)
+    if (match := _FRACTION.match(text)) or (match := _SLASH.match(text)):
+        numerator, denominator = int(match["num"]), int(match["den"])
+        if denominator == 0:
+            return None
+        reduced = gcd(numerator, denominator) == 1 and denominator > 0
+        value = sign * Fraction(numerator, denominator)
+        return Number(value, NumberForm.FRACTION, bool(match["pct"]), reduced)
+    if match := _MIXED.match(text):
+        numerator, denominator = int(match["num"]), int(match["den"])
+        if denominator == 0:
+            return None
+        value = sign * (int(match["int"]) + Fraction(numerator, denominator))
+        return Number(value, NumberForm.MIXED, reduced=gcd(numerator, denominator) == 1)
+    if match := _SCIENTIFIC.match(text):
+        exponent = int(match["exp1"] or match["exp2"])
+        if abs(exponent) > MAX_EXPONENT_DIGITS:
+            return None
+        mantissa = match["mant"]
+        value = Fraction(mantissa) if "." in mantissa else Fraction(int(mantissa))
+        return Number(sign * value * Fraction(10) ** exponent, NumberForm.SCIENTIFIC)
+    if match := _POWER.match(text):
+        base, exponent = int(match["base"]), int(match["exp1"] or match["exp2"])
+        if base > 1 and abs(exponent) * log10(base) > MAX_EXPONENT_DIGITS:
+            return None
+        if base == 0 and exponent < 0:
+            return None
+        return Number(sign * Fraction(base) ** exponent, NumberForm.POWER)
+    return None
+
+
+_RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
+_RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|<|>|=")
+_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
+_MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
+_CHOICE_LETTER = re.compile(r"^[A-H]$")
+_TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")
+_MATRIX = re.compile(r"^\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}$", re.DOTALL)
+
+
+def _split_relation(text: str) -> tuple[list[str], list[str]] | None:
+    if not any(op in text for op in ("=", "<", ">", "\\leq", "\\geq", "\\neq", "\\lt", "\\gt")):
+        return None
+    sides, operators = split_at_top_level(text, _RELATION_PATTERN)
+    if not operators or not all(side.strip() for side in sides):
+        return None  # "\\pi+<junk>" is not a relation: a relation has a term on every side
+    return sides, [op.replace("\\lt", "<").replace("\\gt", ">") for op in operators]
+
+
+def _expand_plus_minus(text: str) -> list[str] | None:
+    """``1\\pm\\sqrt{2}`` -> ``["1+\\sqrt{2}", "1-\\sqrt{2}"]`` (a top-level ``\\pm`` means two solutions)."""
+    if "\\pm" not in text:
+        return None
+    parts = _split_top_level_token(text, "\\pm")
+    if len(parts) != 2:
+        return None
+    head, tail = parts
+    return [head + "+" + tail, head + "-" + tail]
+
+
+def _is_text(text: str) -> bool:
+    return bool(_TEXT.match(text)) and (" " in text or bool(re.search(r"[a-z]{3}", text)) or text == "no")
+
+
+def _parse_matrix(body: str) -> Matrix:
+    rows = [row for row in re.split(r"\\\\", body) if row.strip()]
+    return Matrix(tuple(tuple(parse_value(cell.strip()) for cell in row.split("&")) for row in rows))
+
+
+@lru_cache(maxsize=65_536)
+def parse_value(text: str) -> Value:
+    """The value tree of a normalized answer (never raises: unknown shapes are ``Expression``)."""
+    text = text.strip()
+    if len(text) > MAX_PARSED_LENGTH:
+        return Expression(text)  # no real answer is this long: the guard refuses it
+    parts = [part.strip() for part in split_top_level(text)]
+    if len(parts) > 1:
+        items = tuple(parse_value(part) for part in parts if part and part != "\\dots")
+        return Sequence(items, "", "")
+    union = _split_top_level_token(text, "\\cup")
+    if len(union) > 1:
+        return Union(tuple(parse_value(part.strip()) for part in union))
+    enclosed = _enclosing_brackets(text)
+    if enclosed is not None:
+        opener, inner, closer = enclosed
+        inner_parts = [part.strip() for part in split_top_level(inner, ",")]
+        if len(inner_parts) > 1 or opener == "{":
+            items = tuple(parse_value(part) for part in inner_parts if part)
+            return Sequence(items, opener, closer)
+        if opener == "(" and closer == ")":
+            return parse_value(inner)
+    matrix = _MATRIX.match(text)
+    if matrix is not None:
+        return _parse_matrix(matrix["body"])
+    membership = _MEMBERSHIP.match(text)
+    if membership is not None:
+        return Assignment(membership["variable"], parse_value(membership["value"]), membership["value"])
+    relation = _split_relation(text)
+    if relation is not None:
+        sides, operators = relation
+        if operators == ["="] and _ASSIGNABLE.match(sides[0].strip()) and sides[1].strip():
+            return Assignment(sides[0].strip(), parse_value(sides[1].strip()), sides[1].strip())
+        return Relation(tuple(side.strip() for side in sides), tuple(operators))
+    expanded = _expand_plus_minus(text)
+    if expanded is not None:
+        return Sequence(tuple(parse_value(part) for part in expanded), "", "")
+    number = parse_number(text)
+    if number is not None:
+        return number
+    if text in ("\\infty", "-\\infty"):
+        return Infinity(-1 if text.startswith("-") else 1)
+    if _is_text(text) or _CHOICE_LETTER.match(text):
+        return Text(text)
+    return Expression(text)

@@ -1,0 +1,281 @@
+"""The symbolic backend: sympy equivalence of expressions and relations, run where a budget is enforced.
+
+LaTeX becomes a sympy expression through ``latex2sympy2_extended`` (an ANTLR grammar that builds
+expressions without evaluating Python; model text never reaches ``sympify``/``parse_expr``).
+This module is imported inside the sandbox worker (or in-process with ``sandbox=False``);
+nothing here converts a sympy number to a string.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import lru_cache
+from typing import Any
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+from rewardkit.math.comparison import (
+    BadGold,
+    Outcome,
+    Settings,
+    compare_values,
+)
+from rewardkit.math.representation import Relation, parse_value
+
+_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
+)
+_E_NOTATION = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?\d+)")
+_DECIMAL = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
+_PRECISION = 30
+_SAMPLE_POINTS = (0.3712, 1.2345, -0.6789, 2.7183, -1.4142)
+
+
+class UnparseableLatex(ValueError):
+    """The LaTeX parser rejected the text (it must consume the whole input or fail)."""
+
+
+def _exact_decimals(latex: str) -> str:
+    """``2.5`` -> ``(\\frac{25}{10})``: decimals are exact rationals, never binary floats."""
+    latex = _E_NOTATION.sub(lambda m: f"{m.group(1)}\\times10^{{{m.group(2)}}}", latex)
+    return _DECIMAL.sub(lambda m: f"(\\frac{{{(m.group(1) or '0') + m.group(2)}}}{{1{'0' * len(m.group(2))}}})", latex)
+
+
+def to_sympy(latex: str) -> Any:
+    """Parse LaTeX into a sympy expression (cached: golds repeat), or raise ``UnparseableLatex``."""
+    result = _parse_cached(latex)
+    if isinstance(result, UnparseableLatex):
+        raise result
+    return result
+
+
+@lru_cache(maxsize=8192)
+def _parse_cached(latex: str) -> Any:
+    """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
+    try:
+        expression = latex2sympy(_exact_decimals(latex), normalization_config=_NORMALIZATION)
+    except Exception as error:  # the ANTLR parser raises plain Exception on bad input
+        return UnparseableLatex(f"cannot parse {latex!r}: {type(error).__name__}")
+    if not isinstance(expression, sympy.Basic) or isinstance(
+        expression, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.Set)
+    ):
+        return UnparseableLatex(f"{latex!r} is not a single expression")
+    return expression
+
+
+# Typical answer shapes: parsing them once warms the ANTLR parser's caches (the first parse of each
+# construct costs tens of milliseconds). The sandbox does this before forking its workers.
+_WARM_UP_CORPUS = (
+    "x+1", "\\frac{1}{2}x^2+\\sin x", "\\sqrt{2}+3\\sqrt{5}", "2\\pi", "\\frac{\\sqrt{3}}{2}",
+    "e^{-x}\\cos(2t)", "\\log_2 8+\\ln 2", "(x-1)(x+2)^3", "|x|", "3+4i", "\\tan^{-1}x", "1:2", "a.b",
+    "\\pi+<junk>", "a_1b^{2}", "\\sqrt[3]{5a}", "\\binom{5}{2}", "5!", "x\\cdot y\\times z", "\\infty",
+)
+
+
+
+
+def _complex_aware(answer: Any, gold: Any) -> tuple[Any, Any]:
+    """Read ``i`` as the imaginary unit when it is the only free symbol on both sides."""
+    symbols = answer.free_symbols | gold.free_symbols
+    if symbols and all(symbol.name == "i" for symbol in symbols):
+        substitution = {symbol: sympy.I for symbol in symbols}
+        return answer.subs(substitution), gold.subs(substitution)
+    return answer, gold
+
+
+def _numeric(expression: Any, substitution: dict[Any, Any] | None = None) -> complex | None:
+    try:
+        value = sympy.N(expression, _PRECISION, subs=substitution) if substitution else sympy.N(expression, _PRECISION)
+        if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            return None
+        return complex(value)
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return None
+
+
+def _close(a: complex, b: complex, tolerance: float) -> bool:
+    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-300)
+
+
+def _is_zero(difference: Any) -> bool:
+    """A proof that ``difference`` is zero: structurally, by expansion, or by ``simplify``."""
+    if difference == 0:
+        return True
+    for transform in (sympy.expand, sympy.simplify):
+        try:
+            if transform(difference) == 0:
+                return True
+        except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+            return False
+    return False
+
+
+def _sample_points(symbols: list[Any]) -> list[dict[Any, Any]]:
+    """Fixed pseudo-random points (negative and positive, never integers) for numeric identity tests."""
+    rng = random.Random(len(symbols))
+    return [
+        {symbol: sympy.Float(base + rng.random() / 7, _PRECISION) for symbol in symbols}
+        for base in _SAMPLE_POINTS
+    ]
+
+
+def _agree_at_points(answer: Any, gold: Any, tolerance: float) -> bool | None:
+    """Numeric identity test at sample points: False on a difference, None if no point is evaluable."""
+    symbols = sorted(answer.free_symbols | gold.free_symbols, key=lambda s: s.name)
+    decided = False
+    for substitution in _sample_points(symbols):
+        a, g = _numeric(answer, substitution), _numeric(gold, substitution)
+        if a is None or g is None:
+            continue
+        decided = True
+        if not _close(a, g, tolerance):
+            return False
+    return True if decided else None
+
+
+def _evaluated(expression: Any) -> Any:
+    try:
+        return expression.doit()
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError, NotImplementedError):
+        return expression
+
+
+class SympyBackend:
+    """Decides the comparisons the fast path cannot: expressions and relations.
+
+    Expressions with variables are equal when their difference expands to zero, or when they
+    agree at five sample points to 1e-9 relative (a numeric identity test: cheap, and simplify
+    is the fallback only when no point can be evaluated). Constants are compared exactly when
+    both are rational, with the policy's tolerance when a decimal meets an irrational value, and
+    to 20 significant digits (30-digit evaluation) when both are exact.
+    """
+
+    def compare_expressions(
+        self, answer: str, gold: str, answer_inexact: bool, gold_inexact: bool, settings: Settings
+    ) -> Outcome:
+        try:
+            gold_expr = to_sympy(gold)
+        except UnparseableLatex as error:
+            raise BadGold(f"gold {gold!r} cannot be parsed: {error}") from None
+        try:
+            answer_expr = to_sympy(answer)
+        except UnparseableLatex:
+            return Outcome(False, "symbolic")
+        answer_expr, gold_expr = _complex_aware(answer_expr, gold_expr)
+        if not answer_expr.free_symbols and not gold_expr.free_symbols:
+            return self._compare_constants(answer_expr, gold_expr, answer_inexact, gold_inexact, settings)
+        agreement = _agree_at_points(answer_expr, gold_expr, 1e-9)
+        if agreement is False:
+            return Outcome(False, "symbolic")
+        difference = answer_expr - gold_expr
+        if difference == 0 or agreement is True:
+            return Outcome(True, "symbolic")
+        return Outcome(_is_zero(difference), "symbolic")
+
+    def _compare_constants(
+        self, answer: Any, gold: Any, answer_inexact: bool, gold_inexact: bool, settings: Settings
+    ) -> Outcome:
+        answer, gold = _evaluated(answer), _evaluated(gold)
+        if answer.is_Rational and gold.is_Rational:
+            return Outcome(bool(answer == gold), "rational")
+        if answer.is_infinite or gold.is_infinite:
+            return Outcome(bool(answer == gold), "numeric")
+        answer_value, gold_value = _numeric(answer), _numeric(gold)
+        if answer_value is None or gold_value is None:
+            return Outcome(False, "numeric")
+        if answer_inexact or gold_inexact:
+            # A decimal meets an irrational value: tolerance (lenient) or never (strict, as PRM800K).
+            if settings.strict:
+                return Outcome(False, "numeric")
+            return Outcome(_close(answer_value, gold_value, settings.tolerance), "numeric")
+        return Outcome(_close(answer_value, gold_value, 1e-20), "symbolic")
+
+    def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome:
+        try:
+            gold_sides = [to_sympy(side) for side in gold.sides]
+        except UnparseableLatex as error:
+            raise BadGold(f"gold {'='.join(gold.sides)!r} cannot be parsed: {error}") from None
+        try:
+            answer_sides = [to_sympy(side) for side in answer.sides]
+        except UnparseableLatex:
+            return Outcome(False, "equation")
+        answer_ops, gold_ops = list(answer.operators), list(gold.operators)
+        if any(op in (">", "\\geq") for op in answer_ops):
+            answer_sides, answer_ops = answer_sides[::-1], [_FLIP.get(op, op) for op in answer_ops[::-1]]
+        if any(op in (">", "\\geq") for op in gold_ops):
+            gold_sides, gold_ops = gold_sides[::-1], [_FLIP.get(op, op) for op in gold_ops[::-1]]
+        if answer_ops != gold_ops:
+            return Outcome(False, "equation")
+        if len(gold_sides) == 2:
+            symmetric = gold_ops[0] in ("=", "\\neq")
+            return Outcome(_proportional(answer_sides, gold_sides, positive_only=not symmetric), "equation")
+        equal = all(_agree_at_points(a, g, 1e-9) or _is_zero(a - g) for a, g in zip(answer_sides, gold_sides))
+        return Outcome(equal, "equation")
+
+
+_FLIP = {">": "<", "\\geq": "\\leq", "<": ">", "\\leq": "\\geq"}
+
+
+def _proportional(answer_sides: list[Any], gold_sides: list[Any], *, positive_only: bool) -> bool:
+    """``a_l - a_r = c (g_l - g_r)`` for a constant c (positive for inequalities), tested at sample points."""
+    answer_difference = answer_sides[0] - answer_sides[1]
+    gold_difference = gold_sides[0] - gold_sides[1]
+    symbols = sorted(answer_difference.free_symbols | gold_difference.free_symbols, key=lambda s: s.name)
+    ratios: list[complex] = []
+    for substitution in _sample_points(symbols):
+        a, g = _numeric(answer_difference, substitution), _numeric(gold_difference, substitution)
+        if a is None or g is None:
+            continue
+        if abs(g) < 1e-15:
+            if abs(a) > 1e-12:
+                return False
+            continue
+        ratios.append(a / g)
+    if not ratios:
+        return _is_zero(answer_difference) and _is_zero(gold_difference)
+    first = ratios[0]
+    if abs(first) < 1e-12 or not all(_close(ratio, first, 1e-9) for ratio in ratios):
+        return False
+    if positive_only:
+        return abs(first.imag) < 1e-12 and first.real > 0
+    return True
+
+
+def symbolic_compare(answer: str, gold: str, policy: str, tolerance: float) -> Outcome:
+    """Compare two normalized answers with sympy allowed: the sandbox worker's task."""
+    settings = Settings(policy=policy, tolerance=tolerance)  # type: ignore[arg-type]
+    try:
+        return compare_values(parse_value(answer), parse_value(gold), settings, SympyBackend())
+    except BadGold as error:
+        return Outcome(False, "bad_gold", str(error))
+    except RecursionError:
+        return Outcome(False, "guard")
+    except Exception as error:
+        # sympy failing on what the model wrote is a wrong answer, not a harness error. Only the
+        # exception's type is kept: its message could embed a huge number (printing it can hang).
+        return Outcome(False, "symbolic", f"sympy raised {type(error).__name__}")
+
+
+_WARM_UP_COMPARISONS = (
+    ("\\sqrt{2}+3\\sqrt{5}", "9"),
+    ("1.414", "\\sqrt{2}"),
+    ("(x+1)^2", "x^2+2x+1"),
+    ("\\sin^2 y+\\cos^2 y", "1"),
+    ("2x+3y=6", "4x+6y=12"),
+    ("x>1", "1<x"),
+    ("3+4i", "4i+3"),
+)
+
+
+def warm_symbolic() -> None:
+    """Parse the warm-up corpus and run a few comparisons once: sympy and the ANTLR parser load
+    parts of themselves on first use (tens of milliseconds each), which the sandbox pays before
+    forking its workers rather than inside a graded call's budget."""
+    for latex in _WARM_UP_CORPUS:
+        _parse_cached(latex)
+    for answer, gold in _WARM_UP_COMPARISONS:
+        symbolic_compare(answer, gold, "lenient", 1e-6)
+        symbolic_compare(answer, gold, "strict", 1e-6)

@@ -1,0 +1,46 @@
+"""The grader's result: one frozen record saying whether an answer matched, and which rule decided."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from rewardkit.failures import FailureTag
+
+#: The rule names a verdict's ``reason`` can take (documented in docs/math.md).
+REASONS: tuple[str, ...] = (
+    "exact",
+    "rational",
+    "numeric",
+    "symbolic",
+    "text",
+    "choice",
+    "set",
+    "interval",
+    "tuple",
+    "matrix",
+    "equation",
+    "hedge",
+    "guard",
+    "timeout",
+    "no_answer",
+    "bad_gold",
+    "crash",
+)
+
+
+@dataclass(frozen=True)
+class MathVerdict:
+    """Whether an answer matched its gold, why (``reason``), and the normalized forms compared."""
+
+    correct: bool
+    tag: FailureTag | None
+    parsed_answer: str | None
+    expected: str | None
+    reason: str
+    detail: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Freeze the detail mapping too, so a verdict can be cached and shared safely.
+        object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))

@@ -1,0 +1,129 @@
+"""Resolve a reward from how a test names it, and call it from synchronous test code.
+
+The pytest plugin and the property tests share this so that a golden file, a fixture
+and a contract test all run a reward exactly the way the runtime does
+(``rewardkit.calculate_reward``: declared fields only, shape and finiteness checked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+
+class RewardLookupError(LookupError):
+    """A reward named in a test (registered name or ``module:attr``) could not be found."""
+
+
+def resolve_object(spec: str) -> Any:
+    """Import ``package.module:attr.sub`` or ``package.module.attr`` and return the object.
+
+    Raises ``RewardLookupError`` naming ``spec`` and what was missing.
+    """
+    if ":" in spec:
+        module_name, _, attr_path = spec.partition(":")
+        candidates = [(module_name, attr_path)]
+    else:
+        parts = spec.split(".")
+        candidates = [
+            (".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)
+        ]
+    errors: list[str] = []
+    for module_name, attr_path in candidates:
+        if not module_name or not attr_path:
+            continue
+        try:
+            target: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            errors.append(f"cannot import {module_name!r} ({exc})")
+            continue
+        try:
+            for attr in attr_path.split("."):
+                target = getattr(target, attr)
+        except AttributeError:
+            errors.append(f"module {module_name!r} has no attribute {attr_path!r}")
+            continue
+        return target
+    detail = "; ".join(errors) if errors else "expected 'module:attr' or 'module.attr'"
+    raise RewardLookupError(f"cannot resolve {spec!r}: {detail}")
+
+
+def resolve_reward(spec: Any) -> Any:
+    """Return the reward ``spec`` names: a reward object as is, ``module:attr``, or a registered name."""
+    if not isinstance(spec, str):
+        if not callable(spec):
+            raise RewardLookupError(f"{spec!r} is not a reward (not callable)")
+        return spec
+    if ":" in spec:
+        return resolve_object(spec)
+    from rewardkit import get_reward
+
+    try:
+        return get_reward(spec)
+    except KeyError as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise RewardLookupError(
+            f"unknown reward {spec!r}: {message} (use a registered name or 'module:attr')"
+        ) from None
+
+
+def reward_name(reward: Any) -> str:
+    """A readable name for a reward object, for failure messages."""
+    name = getattr(reward, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return getattr(reward, "__qualname__", None) or type(reward).__name__
+
+
+def _run_in_fresh_thread(coro: Any) -> Any:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+class RewardCaller:
+    """Calls rewards through ``rewardkit.calculate_reward`` from synchronous code.
+
+    Keeps one event loop for many calls (a property test makes hundreds); when an
+    event loop is already running in this thread (an async test), it runs the call in
+    a helper thread instead of failing. Use it as a context manager, or ``close()`` it.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __call__(self, reward: Any, fields: Mapping[str, Any]) -> Any:
+        """Run ``reward`` with ``fields`` and return its ``RewardResult`` (async rewards are awaited)."""
+        from rewardkit import calculate_reward
+
+        coro = calculate_reward(reward, **dict(fields))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return _run_in_fresh_thread(coro)
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        """Close the event loop this caller owns."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+        self._loop = None
+
+    def __enter__(self) -> RewardCaller:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def call_reward(reward: Any, **fields: Any) -> Any:
+    """Run one reward once with ``fields`` and return its ``RewardResult``."""
+    with RewardCaller() as caller:
+        return caller(resolve_reward(reward), fields)

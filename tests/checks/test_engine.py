@@ -1,0 +1,328 @@
+"""The engine on realistic modules: seed examples, a corpus of bad modules, discovery, incrementality."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rewardkit.checks import (
+    CheckConfig,
+    ModuleAnalyzer,
+    TaskField,
+    apply_edits,
+    check_source,
+    suppression_fix,
+)
+from rewardkit.checks.discovery import CONTEXT_COROUTINE_METHODS
+
+from .seed_examples import SEEDS, TASK_FIELDS
+
+TASK_CONFIG = CheckConfig(task_fields={name: TaskField(name, "pyproject") for name in TASK_FIELDS})
+
+
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_seed_examples_produce_no_diagnostics(name: str) -> None:
+    analysis = ModuleAnalyzer().analyze(SEEDS[name], f"{name}.py", TASK_CONFIG)
+    assert analysis.diagnostics == ()
+    assert [r.name for r in analysis.rewards] == [name]
+    # Without task fields declared, RK101/RK104 stay quiet too.
+    assert check_source(SEEDS[name], None, CheckConfig()) == []
+
+
+def test_seed_reward_definitions_carry_spans_for_hover_and_completion() -> None:
+    source = SEEDS["webshop_reward"]
+    [definition] = ModuleAnalyzer().analyze(source, None, TASK_CONFIG).rewards
+    assert definition.is_async
+    assert definition.kind == "function"
+    assert definition.function_name == "webshop_reward"
+    lines = source.splitlines()
+    assert [p.name for p in definition.parameters] == ["final_response", "context", "data"]
+    assert [p.kind for p in definition.parameters][-1] == "var_keyword"
+    for parameter in definition.parameters:
+        line = lines[parameter.span.line - 1]
+        assert line[parameter.span.column : parameter.span.end_column] == parameter.name
+    params = definition.parameters_span
+    assert lines[params.line - 1][params.column : params.end_column].startswith(
+        "final_response: str"
+    )
+    assert lines[params.line - 1][params.end_column] == ")"
+    [api] = ModuleAnalyzer().analyze(SEEDS["api_reward"], None, TASK_CONFIG).rewards
+    assert api.kind == "class"
+    assert api.class_name == "APIReward"
+    assert api.name == "api_reward"
+    assert [p.name for p in api.parameters] == ["final_response", "answer"]  # no self
+
+
+# Each corpus module: (source, {(code, line), ...}); checked with task fields declared.
+CORPUS = {
+    "misspellings": (
+        "from rewardkit import reward\n"  # 1
+        "\n"
+        "@reward(name='qa')\n"
+        "def qa(final_respone, answr, trajectroy=None):\n"  # 4
+        "    return float(final_respone == answr)\n",
+        {("RK102", 4), ("RK101", 4)},
+    ),
+    "shapes": (
+        "import rewardkit as rk\n"  # 1
+        "\n"
+        "@rk.reward\n"
+        "def shape(final_response, answer):\n"  # 4
+        "    if not final_response:\n"
+        "        return\n"  # 6
+        "    if answer == 'x':\n"
+        "        return {'reward': 1.0, 'f1': 1.0}\n"  # 8
+        "    if answer == 'y':\n"
+        "        return {'f1': 0.5}\n"  # 10
+        "    if answer == 'z':\n"
+        "        return {'reward': 0.5}\n"  # 12
+        "    return 'wrong'\n",  # 13
+        {("RK203", 6), ("RK201", 10), ("RK204", 12), ("RK202", 13)},
+    ),
+    "async_misuse": (
+        "import time\n"  # 1
+        "import requests\n"
+        "from agentfly.rewards import reward as r\n"
+        "\n"
+        "@r()\n"
+        "async def fetch(final_response, context):\n"  # 6
+        "    sandbox = context.acquire_resource('sandbox')\n"  # 7
+        "    time.sleep(1)\n"  # 8
+        "    body = requests.get('http://judge').json()\n"  # 9
+        "    return float(body['ok'])\n"
+        "\n"
+        "@r\n"
+        "def sync_fetch(final_response, context):\n"  # 13
+        "    context.acquire_resource('sandbox')\n"  # 14
+        "    return 1.0\n",
+        {("RK301", 7), ("RK303", 8), ("RK303", 9), ("RK302", 14)},
+    ),
+    "classes_and_duplicates": (
+        "from rewardkit import BaseReward, reward\n"  # 1
+        "\n"
+        "class Judge(BaseReward):\n"  # 3
+        "    def call(self, final_response, *args):\n"  # 4
+        "        return 1.0\n"
+        "\n"
+        "class NoCall(BaseReward):\n"  # 7
+        "    name = 'judge'\n"
+        "\n"
+        "@reward(name='dup')\n"
+        "def first(final_response, /):\n"  # 11
+        "    return 1.0\n"
+        "\n"
+        "@reward(name='dup')\n"
+        "def second(final_response, max_len=3):\n"  # 15
+        "    return 0.0\n",
+        {
+            ("RK402", 3),
+            ("RK103", 4),
+            ("RK402", 7),
+            ("RK401", 11),
+            ("RK103", 11),
+            ("RK401", 15),
+            ("RK104", 15),
+        },
+    ),
+    "suppressed_and_helpers": (
+        "from rewardkit import reward\n"  # 1
+        "\n"
+        "def helper(final_respone):\n"  # 3: not a reward, not checked
+        "    return final_respone\n"
+        "\n"
+        "@reward\n"
+        "def ok(final_respone):  # rewardkit: ignore[RK102]\n"  # 7
+        "    return 1.0\n"
+        "\n"
+        "@reward\n"
+        "def all_off(answr):  # rewardkit: ignore\n"  # 11
+        "    return [answr]\n"  # 12
+        "\n"
+        "@reward\n"
+        "def not_quite(answr):  # rewardkit: ignore[RK999]\n"  # 15
+        "    return 1.0\n",
+        {("RK202", 12), ("RK101", 15)},
+    ),
+    "syntax_error": (
+        "from rewardkit import reward\n"
+        "\n"
+        "@reward\n"
+        "def broken(final_respone):\n"
+        "    return {'reward': 1.0\n"  # 5: never closed
+        "\n"
+        "@reward\n"
+        "def other(answr):\n"
+        "    return 1.0\n",
+        {("RK900", 5)},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_reports_exact_codes_and_lines(name: str) -> None:
+    source, expected = CORPUS[name]
+    found = {(d.code, d.line) for d in check_source(source, f"{name}.py", TASK_CONFIG)}
+    assert found == expected
+
+
+def test_no_task_fields_means_no_rk101_but_rk102_still() -> None:
+    source, _ = CORPUS["misspellings"]
+    assert {d.code for d in check_source(source)} == {"RK102"}
+
+
+@pytest.mark.parametrize(
+    ("header", "decorator"),
+    [
+        ("from rewardkit import reward", "@reward"),
+        ("from rewardkit import reward", "@reward()"),
+        ("from rewardkit import reward as r", "@r(name='x')"),
+        ("import rewardkit as rk", "@rk.reward(name='x')"),
+        ("import rewardkit", "@rewardkit.reward"),
+        ("from rewardkit.rewards import reward", "@reward"),
+        ("from agentfly.rewards import reward", "@reward(name='x')"),
+        ("import agentfly.rewards", "@agentfly.rewards.reward"),
+        ("from .reward_base import reward", "@reward"),
+        ("from rewardkit import *", "@reward"),
+        (
+            "try:\n    from agentfly.rewards import reward\nexcept ImportError:\n    from rewardkit import reward",
+            "@reward",
+        ),
+    ],
+)
+def test_reward_definitions_are_found_however_spelled(header: str, decorator: str) -> None:
+    source = f"{header}\n\n{decorator}\ndef f(final_respone):\n    return 1.0\n"
+    assert [d.code for d in check_source(source)] == ["RK102"]
+
+
+def test_configured_decorators_and_unrelated_decorators() -> None:
+    source = "from mylib import scorer\nimport rewardkit\n\n@scorer\ndef f(final_respone):\n    return 1.0\n"
+    assert check_source(source) == []
+    assert [
+        d.code for d in check_source(source, None, CheckConfig(reward_decorators=("scorer",)))
+    ] == ["RK102"]
+    assert [
+        d.code for d in check_source(source, None, CheckConfig(reward_decorators=("mylib.scorer",)))
+    ] == ["RK102"]
+    other = "from functools import cache\nimport rewardkit\n\n@cache\ndef f(final_respone):\n    return None\n"
+    assert check_source(other) == []
+
+
+def test_modules_without_rewards_are_skipped_unparsed() -> None:
+    analysis = ModuleAnalyzer().analyze("def broken(:\n", "plain.py", CheckConfig())
+    assert analysis.skipped
+    assert analysis.diagnostics == ()
+
+
+def test_fixes_rename_add_key_await_and_suppress() -> None:
+    source, _ = CORPUS["misspellings"]
+    diagnostics = check_source(source, None, TASK_CONFIG)
+    rk102 = next(d for d in diagnostics if d.code == "RK102")
+    assert rk102.data
+    assert rk102.data["suggestion"] == "final_response"
+    assert rk102.data["reward"] == "qa"
+    renamed = apply_edits(source, rk102.fixes[0].edits)
+    assert "final_respone" not in renamed
+    assert renamed.count("final_response") == 2
+    suppressed = apply_edits(source, suppression_fix(rk102, source).edits)
+    assert "# rewardkit: ignore[RK102]" in suppressed.splitlines()[3]
+    assert all(d.code != "RK102" for d in check_source(suppressed, None, TASK_CONFIG))
+    # A second suppression on the same line extends the code list.
+    rk101 = next(d for d in check_source(suppressed, None, TASK_CONFIG) if d.code == "RK101")
+    both = apply_edits(suppressed, suppression_fix(rk101, suppressed).edits)
+    assert "# rewardkit: ignore[RK102, RK101]" in both
+    assert check_source(both, None, TASK_CONFIG) == []
+
+
+def test_add_reward_key_on_multiline_dict_and_dict_call() -> None:
+    source = (
+        "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n"
+        "    return {\n        'accuracy': 0.5,\n        'label': 'x',\n    }\n"
+    )
+    [diagnostic] = check_source(source)
+    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    assert "        'reward': 0.5,\n        'accuracy': 0.5," in fixed
+    assert check_source(fixed) == []
+    call = "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return dict(label='x')\n"
+    [diagnostic] = check_source(call)
+    fixed = apply_edits(call, diagnostic.fixes[0].edits)
+    assert "dict(reward=0.0, label='x')" in fixed
+
+
+def test_await_fix_parenthesises_when_the_result_is_used() -> None:
+    source = (
+        "from rewardkit import reward\n\n@reward\nasync def r(final_response, context):\n"
+        "    return context.acquire_resource('x').score\n"
+    )
+    [diagnostic] = check_source(source)
+    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    assert "return (await context.acquire_resource('x')).score" in fixed
+    assert check_source(fixed) == []
+
+
+def test_context_coroutine_methods_match_the_runtime() -> None:
+    import inspect
+
+    from rewardkit.context import Context
+
+    runtime = {
+        name
+        for name, member in vars(Context).items()
+        if inspect.iscoroutinefunction(member) and not name.startswith("_")
+    }
+    assert runtime == set(CONTEXT_COROUTINE_METHODS)
+
+
+def _big_module(rewards: int = 60) -> str:
+    parts = ["from rewardkit import reward, BaseReward\nimport time\n"]
+    for index in range(rewards):
+        parts.append(
+            f"\n\n@reward(name='r{index}')\ndef r{index}(final_response, answer):\n"
+            f"    value = len(final_response) / (1 + len(answer))\n"
+            f"    if value > 1:\n        return {{'reward': 1.0, 'ratio': value}}\n"
+            f"    return {{'reward': value, 'ratio': value}}\n"
+        )
+    return "".join(parts)
+
+
+def test_incremental_analysis_equals_a_fresh_check_and_reparses_only_the_edit() -> None:
+    rng = random.Random(7)
+    analyzer = ModuleAnalyzer()
+    source = _big_module()
+    analyzer.analyze(source, "big.py", TASK_CONFIG)
+    snippets = [
+        "answr",
+        "\n",
+        "return\n",
+        "(",
+        "'",
+        "    x = 1\n",
+        "@reward\ndef z(final_respone):\n    pass\n",
+        "#",
+        '"""',
+    ]
+    for step in range(60):
+        position = rng.randrange(len(source))
+        source = source[:position] + rng.choice(snippets) + source[position + rng.randrange(3) :]
+        incremental = analyzer.analyze(source, "big.py", TASK_CONFIG)
+        fresh = ModuleAnalyzer().analyze(source, "big.py", TASK_CONFIG)
+        assert incremental == fresh, step
+    # A one-line edit inside one reward re-parses one chunk.
+    source = _big_module()
+    analyzer.analyze(source, "big.py", TASK_CONFIG)
+    edited = source.replace("def r30(final_response, answer)", "def r30(final_response, answr)")
+    analysis = analyzer.analyze(edited, "big.py", TASK_CONFIG)
+    assert analyzer.last_reparsed == 1
+    assert [(d.code, d.data["reward"]) for d in analysis.diagnostics] == [("RK101", "r30")]
+
+
+def test_cache_stays_bounded_over_many_edits() -> None:
+    analyzer = ModuleAnalyzer()
+    source = _big_module(20)
+    for step in range(200):
+        analyzer.analyze(source.replace("value > 1", f"value > {step}"), "doc.py", TASK_CONFIG)
+    assert len(analyzer._parsed) <= 25
+    assert len(analyzer._analysed) <= 25
+    analyzer.forget("doc.py")
+    assert not analyzer._parsed
+    assert not analyzer._analysed

@@ -1,0 +1,34 @@
+"""Graders for the worker tests: the real `rewardkit.math.grade`, except for marked responses
+that kill or hang the worker process grading them (module-level, so workers can import them)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from rewardkit.math import grade
+
+KILL = "KILL-WORKER"
+"""A response containing this makes the worker SIGKILL itself, every time."""
+KILL_ONCE = "KILL-WORKER-ONCE:"
+"""`KILL-WORKER-ONCE:<path>`: the worker SIGKILLs itself unless <path> exists (it creates it first)."""
+HANG = "HANG-WORKER"
+"""The worker spins forever on this response, as a runaway symbolic computation would."""
+
+
+def grade_or_crash(response: str, gold: str, **options: Any) -> Any:
+    """`rewardkit.math.grade`, but marked responses kill or hang the calling process."""
+    if KILL_ONCE in response:
+        marker = Path(response.split(KILL_ONCE, 1)[1].split()[0])
+        if not marker.exists():
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+    elif KILL in response:
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif HANG in response:
+        while True:
+            time.sleep(0.01)
+    return grade(response, gold, **options)

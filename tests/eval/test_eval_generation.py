@@ -1,0 +1,179 @@
+"""Generation against a real chat-completions server on loopback: retries, auth, rate limits,
+slow and hanging responses, truncation. Failures become ADAPTER_ERROR cases; the run goes on."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, write_jsonl
+
+from rewardkit.evaluation.cli import main
+
+API_KEY = "sk-loopback-test"
+
+
+class ChatServer(ThreadingHTTPServer):
+    """An OpenAI-compatible `/v1/chat/completions` whose behaviour is chosen by the question."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), ChatHandler)
+        self.attempts: Counter[str] = Counter()
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # the client gave up on a hanging response: writing to it fails, as intended
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class ChatHandler(BaseHTTPRequestHandler):
+    server: ChatServer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def completion(self, content: str, finish_reason: str = "stop") -> None:
+        self.send_json(200, {
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "loopback-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+        })
+
+    def do_POST(self) -> None:
+        if self.path != "/v1/chat/completions":
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        question = request["messages"][-1]["content"]
+        with self.server.lock:
+            self.server.requests.append({"body": request, "auth": self.headers.get("Authorization")})
+            self.server.attempts[question] += 1
+            attempt = self.server.attempts[question]
+        if self.headers.get("Authorization") != f"Bearer {API_KEY}":
+            self.send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            return
+        kind, _, answer = question.partition(":")
+        solution = f"Let me think step by step. The result is {answer}.\n\n$\\boxed{{{answer}}}$"
+        if kind == "flaky500" and attempt == 1:
+            self.send_json(500, {"error": {"message": "internal error"}})
+        elif kind == "ratelimit" and attempt == 1:
+            self.send_json(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "0"})
+        elif kind == "down500":
+            self.send_json(503, {"error": {"message": "model is overloaded"}})
+        elif kind == "forbidden":
+            self.send_json(403, {"error": {"message": "this key cannot use the model"}})
+        elif kind == "hang":
+            time.sleep(3)
+            self.completion(solution)
+        elif kind == "slow":
+            time.sleep(0.2)
+            self.completion(solution)
+        elif kind == "truncate":
+            self.completion("Let me think step by step. First we expand the product and", "length")
+        else:
+            self.completion(solution)
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    server = ChatServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def problems(tmp_path: Path) -> Path:
+    rows = [
+        {"id": "ok", "question": "ok:7", "answer": "7"},
+        {"id": "wrong", "question": "ok:8", "answer": "7"},
+        {"id": "flaky", "question": "flaky500:12", "answer": "12"},
+        {"id": "ratelimit", "question": "ratelimit:3", "answer": "3"},
+        {"id": "slow", "question": r"slow:\frac{1}{2}", "answer": "0.5"},
+        {"id": "hang", "question": "hang:1", "answer": "1"},
+        {"id": "down", "question": "down500:1", "answer": "1"},
+        {"id": "forbidden", "question": "forbidden:1", "answer": "1"},
+        {"id": "truncated", "question": "truncate:1", "answer": "1"},
+    ]
+    return write_jsonl(tmp_path / "problems.jsonl", rows)
+
+
+def generate(chat_server: ChatServer, tmp_path: Path, *extra: str) -> int:
+    return main([
+        "math", str(problems(tmp_path)), "--model", "openai:loopback-model", "--base-url", chat_server.base_url,
+        "--workers", "0", "--retries", "1", "--retry-backoff", "0.01", "--request-timeout", "1",
+        "--concurrency", "4", "--output", str(tmp_path / "out.jsonl"), "--report", str(tmp_path / "report.json"), *extra,
+    ])
+
+
+def test_generation_grades_answers_and_turns_endpoint_failures_into_adapter_errors(
+    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", API_KEY)
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--max-tokens", "1234") == 0
+    records = {r["id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
+    outcome = {case_id: r["tag"] or "PASS" for case_id, r in records.items()}
+    assert outcome == {
+        "ok": "PASS", "wrong": "WRONG_ANSWER", "flaky": "PASS", "ratelimit": "PASS", "slow": "PASS",
+        "hang": "ADAPTER_ERROR", "down": "ADAPTER_ERROR", "forbidden": "ADAPTER_ERROR", "truncated": "NO_ANSWER",
+    }
+    assert "no response within 1 s" in records["hang"]["detail"]["error"]
+    assert "HTTP 503" in records["down"]["detail"]["error"]
+    assert "gave up after 2 attempts" in records["down"]["detail"]["error"]
+    assert "HTTP 403" in records["forbidden"]["detail"]["error"]
+    assert chat_server.attempts["forbidden:1"] == 1  # client errors are not retried
+    assert chat_server.attempts["flaky500:12"] == chat_server.attempts["ratelimit:3"] == 2
+    assert records["ok"]["response"].endswith(r"$\boxed{7}$")
+    body = chat_server.requests[0]["body"]
+    assert body["model"] == "loopback-model"
+    assert body["max_tokens"] == 1234
+    assert r"\boxed{}" in body["messages"][0]["content"]
+    assert {request["auth"] for request in chat_server.requests} == {f"Bearer {API_KEY}"}
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["failure_counts"]["ADAPTER_ERROR"] == 3
+    assert report["score"] == pytest.approx(4 / 6)  # ADAPTER_ERRORs are excluded
+    assert "api_key" not in json.dumps(report["config"])
+    assert "score" in capsys.readouterr().out
+
+
+def test_a_rejected_key_is_an_adapter_error_for_every_case_not_a_crash(
+    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", "sk-wrong")
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY") == 0
+    records = read_jsonl(tmp_path / "out.jsonl")
+    assert len(records) == 9
+    assert {r["tag"] for r in records} == {"ADAPTER_ERROR"}
+    assert all("HTTP 401" in r["detail"]["error"] for r in records)
+
+
+def test_resume_does_not_ask_the_model_again_for_done_cases(chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", API_KEY)
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--limit", "2") == 0
+    before = sum(chat_server.attempts.values())
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--resume", "--limit", "3") == 0
+    assert sum(chat_server.attempts.values()) == before + 2  # only "flaky" (500, then ok)
+    assert sorted(r["id"] for r in read_jsonl(tmp_path / "out.jsonl")) == ["flaky", "ok", "wrong"]

@@ -1,0 +1,58 @@
+"""Worker processes: same results as in-process grading, a killed worker loses no case, a stuck
+case is killed at its budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from eval_test_graders import HANG, KILL, KILL_ONCE, grade_or_crash
+
+from rewardkit.evaluation import run_math_eval, sample_path
+
+
+def sample_rows() -> list[dict]:
+    return [json.loads(line) for line in sample_path().read_text().splitlines()]
+
+
+def outcomes(run) -> dict[str, tuple]:
+    return {r.id: (r.outcome, r.reason, r.detail["parsed_answer"]) for r in run.results}
+
+
+def test_worker_processes_grade_like_the_in_process_grader() -> None:
+    rows = sample_rows()
+    in_process = run_math_eval(rows, workers=0)
+    streamed: list[str] = []
+    pooled = run_math_eval(rows, workers=2, chunk_size=4, on_result=lambda r: streamed.append(r.id))
+    assert outcomes(pooled) == outcomes(in_process)
+    assert sorted(streamed) == sorted(row["id"] for row in rows)  # each case exactly once
+    assert [r.id for r in pooled.results] == [row["id"] for row in rows]  # returned in input order
+
+
+def test_a_killed_worker_loses_no_case(tmp_path: Path) -> None:
+    marker = tmp_path / "killed-once"
+    rows = [{"id": f"ok{i}", "response": rf"so \boxed{{{i}}}", "gold": str(i)} for i in range(12)]
+    rows.insert(3, {"id": "dies-once", "response": rf"{KILL_ONCE}{marker} then \boxed{{5}}", "gold": "5"})
+    rows.insert(8, {"id": "dies-always", "response": rf"{KILL} \boxed{{5}}", "gold": "5"})
+    run = run_math_eval(rows, grader=grade_or_crash, workers=2, chunk_size=4)
+    by_id = {r.id: r for r in run.results}
+    assert sorted(by_id) == sorted(row["id"] for row in rows)
+    assert marker.exists()  # the worker really died once on this case
+    assert by_id["dies-once"].passed  # ... and the retry graded it
+    dead = by_id["dies-always"]
+    assert dead.outcome == "HARNESS_ERROR"
+    assert "SIGKILL" in dead.detail["error"]
+    assert "retried once" in dead.detail["error"]
+    assert all(by_id[f"ok{i}"].passed for i in range(12))  # chunk-mates of the crashes included
+    assert run.summary.scored == len(rows) - 1
+
+
+def test_a_case_that_overruns_its_budget_is_killed_and_the_rest_graded() -> None:
+    rows = [{"id": f"ok{i}", "response": rf"\boxed{{{i}}}", "gold": str(i)} for i in range(6)]
+    rows.insert(2, {"id": "stuck", "response": rf"{HANG} \boxed{{1}}", "gold": "1"})
+    run = run_math_eval(rows, grader=grade_or_crash, workers=1, chunk_size=8, timeout=0.2)
+    by_id = {r.id: r for r in run.results}
+    stuck = by_id["stuck"]
+    assert (stuck.outcome, stuck.reason) == ("WRONG_ANSWER", "timeout")
+    assert "0.2 s budget" in stuck.detail["error"]
+    assert all(by_id[f"ok{i}"].passed for i in range(6))

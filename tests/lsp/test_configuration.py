@@ -1,0 +1,154 @@
+"""Configuration: pyproject reload on watched-file changes, client settings, multi-root workspaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_harness import (
+    change_document,
+    initialize,
+    open_document,
+    publishes,
+    push_capabilities,
+    wait_for_version,
+    wait_until,
+)
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+MODULE = """from rewardkit import reward
+
+
+@reward
+def qa(final_response: str, answr: str) -> float:
+    return float(final_response == answr)
+"""
+
+
+def _codes(diagnostics) -> set[str]:
+    return {str(d.code) for d in diagnostics}
+
+
+async def _next_publish(client: LanguageClient, uri: str, seen: int) -> list[types.Diagnostic]:
+    params = await wait_until(
+        lambda: publishes(client, uri)[seen] if len(publishes(client, uri)) > seen else None,
+        f"a new publish for {uri}",
+    )
+    return list(params.diagnostics)
+
+
+async def test_pyproject_change_reloads_task_fields(client: LanguageClient, tmp_path: Path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    await initialize(client, tmp_path)
+    await wait_until(lambda: client.registrations, "the file watcher registration")  # type: ignore[attr-defined]
+    registration = client.registrations[0]  # type: ignore[attr-defined]
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = [w["globPattern"] for w in registration.register_options["watchers"]]
+    assert "**/pyproject.toml" in globs
+
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    assert "RK101" not in _codes(
+        await wait_for_version(client, uri, 1)
+    )  # no task fields: RK101 off
+
+    seen = len(publishes(client, uri))
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
+    diagnostics = await _next_publish(client, uri, seen)
+    unknown = [d for d in diagnostics if d.code == "RK101"]
+    assert len(unknown) == 1
+    assert "answer" in unknown[0].message
+
+
+async def test_task_schema_change_reloads_fields(client: LanguageClient, tmp_path: Path):
+    schema = tmp_path / "train.jsonl"
+    schema.write_text('{"question": "q", "answr": "a"}\n', encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_schema = "train.jsonl"\n', encoding="utf-8"
+    )
+    await initialize(client, tmp_path)
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    assert "RK101" not in _codes(await wait_for_version(client, uri, 1))  # answr is a dataset field
+
+    seen = len(publishes(client, uri))
+    schema.write_text('{"question": "q", "answer": "a"}\n', encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=schema.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
+    assert "RK101" in _codes(await _next_publish(client, uri, seen))
+
+
+async def test_did_change_configuration_with_null_settings_asks_the_client(
+    client: LanguageClient, tmp_path: Path
+):
+    await initialize(client, tmp_path, options={"rewardkit": {"debounceMs": 0}})
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    assert "RK101" not in _codes(await wait_for_version(client, uri, 1))
+
+    seen = len(publishes(client, uri))
+    client.set_configuration({"taskFields": ["answer"]}, section="rewardkit")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    diagnostics = await _next_publish(client, uri, seen)
+    assert "RK101" in _codes(diagnostics)
+
+    seen = len(publishes(client, uri))
+    client.set_configuration({"enable": False}, section="rewardkit")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert await _next_publish(client, uri, seen) == []
+
+
+async def test_initialization_options_apply_and_bad_values_are_reported(
+    client: LanguageClient, tmp_path: Path
+):
+    await initialize(
+        client,
+        tmp_path,
+        options={"rewardkit": {"taskFields": ["answer"], "debounceMs": "soon"}},
+        capabilities=push_capabilities(configuration=False),
+    )
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    assert "RK101" in _codes(await wait_for_version(client, uri, 1))
+    await wait_until(
+        lambda: any("debounceMs" in m.message for m in client.log_messages),
+        "the bad-setting report",
+    )
+    assert any("debounceMs" in m.message for m in client.messages)
+
+    change_document(client, uri, 2, MODULE + "\n")
+    assert "RK101" in _codes(
+        await wait_for_version(client, uri, 2)
+    )  # the default debounce still works
+
+    seen = len(publishes(client, uri))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"rewardkit": {"enable": False}})
+    )
+    assert await _next_publish(client, uri, seen) == []
+
+
+async def test_multi_root_folders_have_their_own_config_and_settings(
+    client: LanguageClient, tmp_path: Path
+):
+    first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
+    for folder, fields in ((first, '["answer"]'), (second, '["answr"]'), (third, '["answer"]')):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(
+            f"[tool.rewardkit]\ntask_fields = {fields}\n", encoding="utf-8"
+        )
+    client.set_configuration({"enable": False}, section="rewardkit", scope_uri=third.as_uri())
+    await initialize(client, tmp_path, folders=[first, second, third])
+
+    uris = [open_document(client, folder / "qa.py", MODULE) for folder in (first, second, third)]
+    first_diagnostics, second_diagnostics, third_diagnostics = [
+        await wait_for_version(client, uri, 1) for uri in uris
+    ]
+    assert "RK101" in _codes(first_diagnostics)
+    assert "RK101" not in _codes(second_diagnostics)
+    assert third_diagnostics == []  # checking disabled in that folder's settings

@@ -1,0 +1,49 @@
+"""Golden pairs from tests/math/pairs/*.toml: each pair labelled with the rule that must decide it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+
+from rewardkit.math import FailureTag, compare_answers, grade
+
+PAIRS_DIR = Path(__file__).parent / "pairs"
+
+
+def _load_pairs() -> list[Any]:
+    params = []
+    for path in sorted(PAIRS_DIR.glob("*.toml")):
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        given_is = document["given_is"]
+        for index, pair in enumerate(document["pair"], 1):
+            label = f"{path.stem}-{index}-{pair['rule']}-{pair['policy']}"
+            params.append(pytest.param(given_is, pair, id=label))
+    return params
+
+
+@pytest.mark.parametrize(("given_is", "pair"), _load_pairs())
+def test_pair(given_is: str, pair: dict[str, Any]) -> None:
+    if given_is == "response":
+        verdict = grade(pair["given"], pair["gold"], policy=pair["policy"], extract=pair.get("extract", "boxed"))
+    else:
+        verdict = compare_answers(pair["given"], pair["gold"], policy=pair["policy"])
+    assert (verdict.correct, verdict.reason) == (pair["equivalent"], pair["rule"]), dict(verdict.detail)
+    if pair["equivalent"]:
+        assert verdict.tag is None
+    elif pair["rule"] == "no_answer":
+        assert verdict.tag is FailureTag.NO_ANSWER
+    elif pair["rule"] in ("bad_gold", "crash"):
+        assert verdict.tag is FailureTag.HARNESS_ERROR
+        assert repr(pair["gold"]) in verdict.detail["error"]
+    else:
+        assert verdict.tag is FailureTag.WRONG_ANSWER
+
+
+def test_every_pairs_file_has_pairs_for_both_policies() -> None:
+    policies = set()
+    for path in PAIRS_DIR.glob("*.toml"):
+        policies |= {pair["policy"] for pair in tomllib.loads(path.read_text(encoding="utf-8"))["pair"]}
+    assert policies == {"lenient", "strict"}

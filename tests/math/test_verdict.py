@@ -1,0 +1,66 @@
+"""MathVerdict's shape, option validation, and the never-raise contract for odd inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rewardkit.failures import FailureTag as RuntimeFailureTag
+from rewardkit.math import FailureTag, MathGraderError, MathVerdict, compare_answers, grade
+
+
+def test_failure_tag_is_re_exported() -> None:
+    assert FailureTag is RuntimeFailureTag
+
+
+def test_verdict_is_frozen_with_normalized_forms() -> None:
+    verdict = grade("We get \\boxed{\\dfrac{1}{2}}.", "$0.5$")
+    assert (verdict.correct, verdict.tag, verdict.reason) == (True, None, "rational")
+    assert (verdict.parsed_answer, verdict.expected) == ("\\dfrac{1}{2}", "$0.5$")
+    assert verdict.detail["normalized_answer"] == "\\frac{1}{2}"
+    assert verdict.detail["normalized_gold"] == "0.5"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.correct = False  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        verdict.detail["x"] = "y"  # type: ignore[index]
+
+
+def test_no_answer_verdict() -> None:
+    verdict = grade("I give up.", "5")
+    assert (verdict.correct, verdict.tag, verdict.parsed_answer, verdict.reason) == (False, FailureTag.NO_ANSWER, None, "no_answer")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"policy": "loose"}, "policy='loose'"),
+        ({"extract": "first"}, "extract='first'"),
+        ({"timeout": 0}, "timeout=0"),
+    ],
+)
+def test_bad_options_raise_a_typed_error_naming_them(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(MathGraderError, match=message):
+        grade("\\boxed{1}", "1", **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["", "\x00\x01\x02", "{" * 5000, "}" * 5000 + "\\boxed{", "\\boxed{" + "{" * 5000 + "}" * 5000 + "}", "x" * 2_000_000 + "\\boxed{1"],
+)
+def test_hostile_responses_never_raise(response: str) -> None:
+    verdict = grade(response, "1")
+    assert isinstance(verdict, MathVerdict)
+    assert verdict.tag in (FailureTag.NO_ANSWER, FailureTag.WRONG_ANSWER)
+
+
+@pytest.mark.parametrize("answer", ["1+" * 500_000 + "1", "1," * 500_000, "(" * 300_000 + ")" * 300_000, "1 or " * 200_000])
+def test_megabyte_answer_is_decided_without_symbolic_work(answer: str) -> None:
+    verdict = compare_answers(answer, "1")
+    assert (verdict.correct, verdict.reason) == (False, "guard")
+
+
+def test_non_string_inputs() -> None:
+    assert grade(None, "1").tag is FailureTag.NO_ANSWER  # type: ignore[arg-type]
+    assert compare_answers("3", 3).reason == "exact"  # type: ignore[arg-type]
+    assert compare_answers("3", None).tag is FailureTag.HARNESS_ERROR  # type: ignore[arg-type]

@@ -1,0 +1,51 @@
+"""A contract test in a real pytest run: the violation is found, minimized and reported."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_contract_failure_is_found_and_minimized(plug: pytest.Pytester) -> None:
+    plug.makepyfile(
+        test_plug_contract="""
+        from hypothesis import strategies as st
+        from rewardkit import reward
+        from rewardkit.testing import check_reward_contract, reward_contract
+
+        @reward(name="plug_overflowing", auto_register=False)
+        def overflowing(final_response: str) -> float:
+            # Breaks the [0, 1] bound for any response of three or more characters.
+            return len(final_response) / 2
+
+        def test_bounds():
+            check_reward_contract(
+                overflowing,
+                fields={"final_response": st.text()},
+                arbitrary_final_response=False,
+                max_examples=50,
+            )
+
+        @reward_contract(overflowing, fields={"final_response": st.text(max_size=2)}, arbitrary_final_response=False, max_examples=30)
+        def test_decorated_passes(fields, result):
+            assert result.reward == len(fields["final_response"]) / 2
+
+        @reward_contract(overflowing, fields={"final_response": st.text(max_size=2)}, arbitrary_final_response=False, max_examples=30)
+        def test_decorated_property_fails(fields, result):
+            assert result.reward == 0.0, "only the empty response may score"
+        """
+    )
+    result = plug.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*RewardContractError: reward 'plug_overflowing' broke its contract (bounds): reward 1.5 is outside [[]0.0, 1.0[]]",
+            "*minimal failing example found by hypothesis:",
+            "*  fields = {'final_response': '000'}",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*broke its contract (property): only the empty response may score*",
+            "*  fields = {'final_response': '0'}",
+        ]
+    )

@@ -1,0 +1,34 @@
+"""The README's plugin example (examples/plugin/) runs green as written, and the README text embeds it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
+README_SECTION = Path(__file__).resolve().parents[2] / "docs" / "readme" / "plugin.md"
+FILES = ("golden_answers.toml", "my_rewards.py", "test_my_rewards.py")
+
+
+def test_the_example_passes_in_a_real_pytest_run(pytester: pytest.Pytester) -> None:
+    for name in FILES:
+        shutil.copy(EXAMPLE / name, pytester.path / name)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=9)
+    result.stdout.fnmatch_lines(
+        [
+            "*golden_answers.toml::half-as-decimal PASSED*",
+            "*golden_answers.toml::too-long-halves PASSED*",
+            "*test_my_rewards.py::test_concise_math_contract PASSED*",
+            "*= rewardkit golden cases =*",
+            "golden_answers.toml: 6 passed",
+        ]
+    )
+
+
+@pytest.mark.parametrize("name", ["golden_answers.toml", "test_my_rewards.py"])
+def test_the_readme_section_embeds_the_example_verbatim(name: str) -> None:
+    assert (EXAMPLE / name).read_text() in README_SECTION.read_text()

@@ -1,0 +1,210 @@
+"""``check_reward_contract`` finds each kind of violation and reports the minimal example."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+import pytest
+from hypothesis import strategies as st
+
+from rewardkit import reward
+from rewardkit.testing import (
+    RewardContractError,
+    check_reward_contract,
+    latex_numbers,
+    reward_contract,
+)
+
+FEW = {"max_examples": 25}
+
+
+@reward(auto_register=False)
+def in_bounds(final_response: str, answer: str) -> dict:
+    return {
+        "reward": 1.0 if final_response.strip() == answer else 0.0,
+        "length": len(final_response),
+    }
+
+
+def test_a_good_reward_passes_with_hostile_text_mixed_in() -> None:
+    check_reward_contract(in_bounds, fields={"answer": latex_numbers()}, **FEW)
+
+
+def test_the_builtin_math_reward_keeps_the_contract() -> None:
+    check_reward_contract("math_reward", fields={"answer": latex_numbers()}, **FEW)
+
+
+def test_fields_may_be_a_strategy_of_mappings() -> None:
+    fields = st.fixed_dictionaries({"final_response": st.text(max_size=5), "answer": st.just("1")})
+    check_reward_contract(in_bounds, fields=fields, **FEW)
+
+
+def _violation(rule: str, target: object, **options: object) -> RewardContractError:
+    with pytest.raises(RewardContractError) as caught:
+        check_reward_contract(target, **{"max_examples": 60, **options})
+    assert caught.value.rule == rule, str(caught.value)
+    return caught.value
+
+
+def test_out_of_bounds_reports_the_minimal_example() -> None:
+    @reward(auto_register=False)
+    def doubled(final_response: str) -> float:
+        return 2.0 if "7" in final_response else 0.0
+
+    error = _violation(
+        "bounds",
+        doubled,
+        fields={"final_response": st.text(alphabet="0123456789")},
+        arbitrary_final_response=False,
+    )
+    assert "reward 2.0 is outside [0.0, 1.0]" in str(error)
+    assert error.fields == {"final_response": "7"}
+    assert "fields = {'final_response': '7'}" in str(error)
+
+
+def test_custom_bounds_and_none() -> None:
+    @reward(auto_register=False)
+    def negative(final_response: str) -> float:
+        return -1.0
+
+    check_reward_contract(negative, bounds=(-1.0, 0.0), **FEW)
+    check_reward_contract(negative, bounds=None, **FEW)
+    _violation("bounds", negative)
+
+
+def test_a_nan_reward_is_reported() -> None:
+    @reward(auto_register=False)
+    def nan_on_empty(final_response: str) -> float:
+        return float("nan") if final_response == "" else 0.5
+
+    error = _violation("finite", nan_on_empty)
+    assert error.fields == {"final_response": ""}
+
+
+def test_a_non_reward_return_value_is_reported() -> None:
+    @reward(auto_register=False)
+    def forgot_return(final_response: str) -> None:
+        return None
+
+    assert "not a reward" in str(_violation("shape", forgot_return))
+
+
+def test_an_exception_on_some_text_is_reported_with_that_text() -> None:
+    @reward(auto_register=False)
+    def fragile(final_response: str) -> float:
+        return 1.0 / final_response.count("{")
+
+    error = _violation(
+        "no-exception",
+        fragile,
+        fields={"final_response": st.text()},
+        arbitrary_final_response=False,
+    )
+    assert "raised ZeroDivisionError" in str(error)
+    assert error.fields == {"final_response": ""}
+
+
+def test_hostile_text_is_mixed_into_final_response_by_default() -> None:
+    @reward(auto_register=False)
+    def short_only(final_response: str) -> float:
+        if len(final_response) > 10_000:
+            raise MemoryError("too long")
+        return 0.0
+
+    _violation("no-exception", short_only, fields={"final_response": "fine"})
+
+
+def test_nondeterminism_is_reported() -> None:
+    counter = itertools.count()
+
+    @reward(auto_register=False)
+    def drifting(final_response: str) -> float:
+        return (next(counter) % 2) / 2
+
+    error = _violation(
+        "deterministic",
+        drifting,
+        fields={"final_response": st.just("x")},
+        arbitrary_final_response=False,
+    )
+    assert "two calls with equal fields gave" in str(error)
+
+
+def test_changing_extras_keys_are_reported() -> None:
+    @reward(auto_register=False)
+    def sometimes_extra(final_response: str) -> dict:
+        extras = {"why": "long"} if len(final_response) > 3 else {}
+        return {"reward": 0.0, **extras}
+
+    error = _violation(
+        "extras-keys",
+        sometimes_extra,
+        fields={"final_response": st.text()},
+        arbitrary_final_response=False,
+    )
+    assert "extras keys" in str(error)
+
+
+def test_max_seconds_is_opt_in() -> None:
+    @reward(auto_register=False)
+    def slow(final_response: str) -> float:
+        time.sleep(0.2)
+        return 0.0
+
+    options = {
+        "fields": {"final_response": "x"},
+        "arbitrary_final_response": False,
+        "max_examples": 2,
+    }
+    check_reward_contract(slow, **options)
+    error = _violation("time", slow, max_seconds=0.01, **options)
+    assert "over max_seconds=0.01" in str(error)
+
+
+def test_async_rewards_are_checked() -> None:
+    @reward(auto_register=False)
+    async def async_doubled(final_response: str) -> float:
+        await asyncio.sleep(0)
+        return 2.0 if final_response else 0.0
+
+    _violation("bounds", async_doubled)
+
+
+async def test_the_contract_runs_inside_an_async_test_too() -> None:
+    check_reward_contract(in_bounds, fields={"answer": "1"}, **FEW)
+
+
+@reward_contract(in_bounds, fields={"answer": latex_numbers()}, max_examples=20)
+def test_the_decorator_form_runs_the_contract_and_the_body(fields, result) -> None:
+    assert result.extras["length"] == len(fields["final_response"])
+
+
+def test_the_decorator_form_reports_the_body_assertion() -> None:
+    @reward_contract(in_bounds, fields={"answer": "1"}, max_examples=20)
+    def body(result) -> None:
+        assert result.reward == 1.0, "expected full marks"
+
+    with pytest.raises(RewardContractError, match=r"\(property\): expected full marks"):
+        body()
+
+
+def test_fields_that_do_not_fit_the_reward_are_a_setup_error() -> None:
+    with pytest.raises(TypeError, match=r"the fields do not fit reward 'in_bounds'.*answer"):
+        check_reward_contract(in_bounds, fields={"final_response": "x"}, max_examples=5)
+
+
+def test_a_failure_that_does_not_replay_is_reported_as_flaky() -> None:
+    calls = itertools.count()
+
+    @reward(auto_register=False)
+    def fails_once(final_response: str) -> float:
+        if next(calls) == 0:
+            raise RuntimeError("first call only")
+        return 0.0
+
+    error = _violation(
+        "flaky", fails_once, fields={"final_response": st.just("x")}, arbitrary_final_response=False
+    )
+    assert "did not reproduce" in str(error)
