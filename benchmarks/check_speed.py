@@ -286,7 +286,10 @@ def main() -> int:
             arguments.repeats,
             lambda: subprocess.run(command, cwd=directory, capture_output=True, check=False),
         )
-        print(f"rewardkit check (CLI subprocess):    {cli_time:8.3f} s")
+        print(
+            f"rewardkit check (CLI subprocess):    {cli_time:8.3f} s   (process start-up included)"
+        )
+        print(f"ratio CLI / bare parse:              {cli_time / parse_time:8.2f}x")
 
         if not arguments.skip_fixit:
             fixit = shutil.which("fixit") or str(Path(sys.executable).parent / "fixit")

@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from rewardkit._version import __version__
+
 
 def _host_port(value: str) -> tuple[str, int]:
     """Parse ``HOST:PORT`` (``PORT`` alone means localhost) for ``--tcp``."""
@@ -48,8 +50,6 @@ def main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse exits on --help and on usage errors
         return int(stop.code or 0)
-    from rewardkit._version import __version__
-
     if args.version:
         print(f"rewardkit-lsp {__version__}")
         return 0

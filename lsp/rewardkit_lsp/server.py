@@ -59,6 +59,8 @@ class CheckedVersion:
 
     version: int | None
     text: str
+    generation: int
+    """The server's configuration generation it was checked under (see ``recheck_all``)."""
     settings: ServerSettings
     config: CheckConfig
     analysis: ModuleAnalysis
@@ -117,6 +119,8 @@ class RewardkitLanguageServer(LanguageServer):
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-check")
         self._reported_errors: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.generation = 0
+        """Bumped whenever settings or configuration change: cached results of older ones are void."""
         self.settings_ready = asyncio.Event()
         """Set once the client's settings are known: no check runs with the wrong ones at startup."""
 
@@ -239,7 +243,9 @@ class RewardkitLanguageServer(LanguageServer):
 
     # -- checking ---------------------------------------------------------------------------
 
-    def _analyse(self, document: OpenDocument, version: int | None, text: str) -> CheckedVersion:
+    def _analyse(
+        self, document: OpenDocument, version: int | None, text: str, generation: int
+    ) -> CheckedVersion:
         """Run the engine on one version (checker thread); skipped documents get no diagnostics."""
         settings = self.settings_for(document.uri)
         config = self.config_for(document, settings)
@@ -257,7 +263,9 @@ class RewardkitLanguageServer(LanguageServer):
         else:
             analysis = document.analyzer.analyze(text, document.path, config)
         diagnostics = [to_lsp_diagnostic(d, index) for d in analysis.diagnostics]
-        return CheckedVersion(version, text, settings, config, analysis, index, diagnostics)
+        return CheckedVersion(
+            version, text, generation, settings, config, analysis, index, diagnostics
+        )
 
     async def check(self, uri: str) -> CheckedVersion | None:
         """The document's results at its current version (cached per version); None once closed."""
@@ -268,14 +276,22 @@ class RewardkitLanguageServer(LanguageServer):
         text_document = self.workspace.get_text_document(uri)
         version, text = text_document.version, text_document.source
         cached = document.checked
-        if cached is not None and cached.version == version and cached.text == text:
+        if (
+            cached is not None
+            and (cached.version, cached.generation) == (version, self.generation)
+            and cached.text == text
+        ):
             return cached
         loop = asyncio.get_running_loop()
         self._loop = loop
-        checked = await loop.run_in_executor(self.checker, self._analyse, document, version, text)
+        checked = await loop.run_in_executor(
+            self.checker, self._analyse, document, version, text, self.generation
+        )
         if self.documents.get(uri) is not document:
             return None
-        if document.checked is None or _newer(checked.version, document.checked.version):
+        if checked.generation == self.generation and (
+            document.checked is None or _newer(checked.version, document.checked.version)
+        ):
             document.checked = checked
             if not any(d.code == SYNTAX_ERROR_CODE for d in checked.analysis.diagnostics):
                 document.last_parsed = checked
@@ -292,6 +308,8 @@ class RewardkitLanguageServer(LanguageServer):
         checked = await self.check(uri)
         if checked is None or not self.is_current(uri, checked.version):
             return
+        if checked.generation != self.generation:
+            return  # settings changed meanwhile: the re-check they scheduled publishes instead
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=uri, version=checked.version, diagnostics=checked.diagnostics
@@ -321,8 +339,7 @@ class RewardkitLanguageServer(LanguageServer):
 
     async def recheck_all(self) -> None:
         """Re-check every open document at once (configuration or settings changed)."""
-        for document in self.documents.values():
-            document.checked = None
+        self.generation += 1
         if self.pulls_diagnostics:
             if self.client_supports("workspace.diagnostics.refresh_support"):
                 self.workspace_diagnostic_refresh(None)

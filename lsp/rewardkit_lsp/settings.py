@@ -2,6 +2,8 @@
 
 Keys are camelCase as editors send them. A bad value is reported (named, with what was
 expected) and the previous value kept, so one typo in an editor's settings never stops checking.
+Keys the server does not know are ignored: the section also holds the editor extension's own
+settings (VS Code's ``rewardkit.interpreter``, ``rewardkit.args``, ``rewardkit.trace``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def _validated(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise SettingsError(f"{where}: expected a number >= 0, got {value!r}")
         return int(value)
-    raise SettingsError(f"{where}: unknown setting (known: {', '.join(_KEYS)})")
+    raise SettingsError(f"{where}: not a server setting (known: {', '.join(_KEYS)})")
 
 
 def section_of(raw: Any) -> Mapping[str, Any] | None:
@@ -77,10 +79,10 @@ def merge_settings(base: ServerSettings, raw: Any) -> tuple[ServerSettings, list
     changes: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in section.items():
-        if value is None:
+        if value is None or key not in _KEYS:
             continue
         try:
-            changes[_KEYS.get(key, key)] = _validated(key, value)
+            changes[_KEYS[key]] = _validated(key, value)
         except SettingsError as error:
             problems.append(str(error))
     return dataclasses.replace(base, **changes), problems

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -594,15 +594,17 @@ def _nested_blocks(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def find_rewards(module: cst.Module, context: ImportContext) -> ChunkFindings:
     """The reward functions and ``BaseReward`` classes of a chunk, with their facts collected."""
     findings = ChunkFindings()
-    candidates: list[tuple[str, cst.CSTNode, Any]] = []
-    pending: list[cst.CSTNode] = list(reversed(module.body))
+    candidates: list[tuple[str, cst.CSTNode, Any, bool]] = []
+    pending: list[tuple[cst.CSTNode, bool]] = [
+        (statement, False) for statement in reversed(module.body)
+    ]
     while pending:
-        statement = pending.pop()
+        statement, in_function = pending.pop()
         if isinstance(statement, cst.FunctionDef):
             for decorator in statement.decorators:
                 target, call = _decorator_target(decorator)
                 if target is not None and context.is_reward_decorator(target):
-                    candidates.append(("function", statement, call))
+                    candidates.append(("function", statement, call, in_function))
                     break
         elif isinstance(statement, cst.ClassDef) and any(
             (base := dotted_name(arg.value)) is not None
@@ -610,19 +612,24 @@ def find_rewards(module: cst.Module, context: ImportContext) -> ChunkFindings:
             and context.is_base_reward(base)
             for arg in statement.bases
         ):
-            candidates.append(("class", statement, None))
+            candidates.append(("class", statement, None, in_function))
             continue
         if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             continue
-        pending.extend(reversed(list(_nested_blocks(statement))))
+        inner = in_function or isinstance(statement, cst.FunctionDef)
+        pending.extend((child, inner) for child in reversed(list(_nested_blocks(statement))))
     if not candidates:
         return findings
     positions = NodePositions(module)
-    for kind, node, call in candidates:
+    for kind, node, call, in_function in candidates:
+        found = len(findings.rewards)
         if kind == "function":
             findings.rewards.append(_function_facts(node, call, module, positions, context))
         else:
             _class_facts(node, module, positions, context, findings)
+        if in_function:
+            for facts in findings.rewards[found:]:
+                facts.definition = replace(facts.definition, module_level=False)
     return findings
 
 

@@ -173,7 +173,11 @@ class ModuleAnalyzer:
             placed_diagnostics, placed_rewards = analysed.placed(chunk.start_line - 1)
             diagnostics.extend(placed_diagnostics)
             rewards.extend(placed_rewards)
-        registered = [(None, definition) for definition in rewards if definition.registered]
+        registered = [
+            (None, definition)
+            for definition in rewards
+            if definition.registered and definition.module_level
+        ]
         diagnostics.extend(d for _, d in DuplicateRewardName.duplicates(registered))
         self._remember(path, used_texts, frozenset(used_keys))
         kept = filter_diagnostics(diagnostics, source, config)
@@ -294,7 +298,7 @@ def duplicate_reward_diagnostics(
         (path, definition)
         for path, analysis in analyses
         for definition in analysis.rewards
-        if definition.registered
+        if definition.registered and definition.module_level
     ]
     paths_by_name: dict[str, set[str]] = {}
     for path, definition in definitions:

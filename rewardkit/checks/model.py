@@ -162,6 +162,8 @@ class RewardDefinition:
     """The text between the parentheses of the ``def`` (empty range for ``def f():``)."""
     registered: bool = True
     """False for ``auto_register=False``: kept out of the registry (and of RK401)."""
+    module_level: bool = True
+    """False when defined inside a function (registered only if and when it runs; not in RK401)."""
 
     @property
     def field_names(self) -> tuple[str, ...]:

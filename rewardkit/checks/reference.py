@@ -22,6 +22,8 @@ def _explanation(rule: type[Rule]) -> str:
 def render_rule(rule: type[Rule]) -> str:
     """One rule's section: code, severity, summary, explanation, examples."""
     parts = [
+        f'<a id="{rule.code.lower()}"></a>',
+        "",
         f"### {rule.code}: {rule.summary}",
         "",
         f"Severity: **{rule.severity.value}**. {_explanation(rule)}",
@@ -30,9 +32,23 @@ def render_rule(rule: type[Rule]) -> str:
         fields = ", ".join(f"`{name}`" for name in rule.EXAMPLE_TASK_FIELDS)
         parts += ["", f"The examples declare the task fields {fields}."]
     for example in rule.INVALID:
-        parts += ["", f"Flagged (line {example.line}):", "", "```python", example.code.rstrip("\n"), "```"]
+        parts += [
+            "",
+            f"Flagged (line {example.line}):",
+            "",
+            "```python",
+            example.code.rstrip("\n"),
+            "```",
+        ]
         if example.expected_fix is not None:
-            parts += ["", "After the quick fix:", "", "```python", example.expected_fix.rstrip("\n"), "```"]
+            parts += [
+                "",
+                "After the quick fix:",
+                "",
+                "```python",
+                example.expected_fix.rstrip("\n"),
+                "```",
+            ]
     for source in rule.VALID:
         parts += ["", "Fine:", "", "```python", source.rstrip("\n"), "```"]
     return "\n".join(parts)
@@ -41,7 +57,9 @@ def render_rule(rule: type[Rule]) -> str:
 def render_rule_reference() -> str:
     """The whole reference: a summary table, then one section per rule."""
     table = ["| code | severity | what |", "|---|---|---|"]
-    table += [f"| [{r.code}](#{r.code.lower()}) | {r.severity.value} | {r.summary} |" for r in RULES]
+    table += [
+        f"| [{r.code}](#{r.code.lower()}) | {r.severity.value} | {r.summary} |" for r in RULES
+    ]
     sections = [render_rule(rule) for rule in RULES]
     return "\n".join(table) + "\n\n" + "\n\n".join(sections) + "\n"
 

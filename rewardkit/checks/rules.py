@@ -859,8 +859,9 @@ class DuplicateRewardName(Rule):
 
 class IncompleteBaseReward(Rule):
     """A ``BaseReward`` subclass needs a ``name`` (AgentFly registers by it) and a
-    ``call(self, ...)`` method (without one it is never registered). Classes named like
-    intermediate bases (``...Base``, ``Base...``, ``Abstract...``, ``...Mixin``) may omit ``call``."""
+    ``call(self, ...)`` method (without one it is never registered). A class with neither is an
+    intermediate base and is left alone, as are classes named like one (``...Base``, ``Base...``,
+    ``Abstract...``, ``...Mixin``) without ``call``."""
 
     code = "RK402"
     severity = Severity.ERROR
@@ -868,6 +869,8 @@ class IncompleteBaseReward(Rule):
     VALID = (
         "from rewardkit import BaseReward\n\nclass Api(BaseReward):\n    name = 'api'\n\n"
         "    async def call(self, final_response):\n        return 1.0\n",
+        "from rewardkit import BaseReward\n\nclass Shared(BaseReward):\n"
+        "    def normalize(self, text):\n        return text.strip()\n",
     )
     INVALID = (
         Invalid(
@@ -884,6 +887,8 @@ class IncompleteBaseReward(Rule):
 
     def check_class(self, facts: ClassFacts, config: CheckConfig) -> Iterator[Diagnostic]:
         class_name = facts.node.name.value
+        if facts.call is None and not facts.has_name:
+            return  # neither: an intermediate base with shared helpers, which the runtime skips
         if facts.call is None:
             if any(class_name.startswith(p) for p in ("Base", "Abstract")) or class_name.endswith(
                 ("Base", "Mixin")

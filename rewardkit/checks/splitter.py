@@ -1,6 +1,8 @@
 """Split a module into its top-level statements without parsing it, so edits re-parse only what changed.
 
-A regular-expression scan tracks strings, comments, brackets and line continuations; a new chunk
+A regular-expression scan tracks strings, comments, brackets and line continuations (an
+unterminated triple-quoted string runs to the end, as in Python, so that an edit never changes
+how text before it scans); a new chunk
 starts at every line that begins a top-level statement (column 0, outside brackets and strings),
 except decorator continuations and ``else``/``elif``/``except``/``finally`` clauses.
 :class:`IncrementalSplitter` rescans only the edited region of a module it saw before.
@@ -16,8 +18,8 @@ _TOKEN = re.compile(
     r"""
     (?P<string>
         [rRbBuUfFtT]{0,2}
-        (?: '''(?:[^'\\]|\\.|'(?!''))*'''
-          | \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+        (?: '''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)
+          | \"\"\"(?:[^"\\]|\\.|"(?!""))*(?:\"\"\"|\Z)
           | '(?:[^'\\\n]|\\.)*'
           | "(?:[^"\\\n]|\\.)*"
         )

@@ -181,8 +181,14 @@ class ProcessExecutor:
         self.include_response = include_response
 
     def _context(self) -> Any:
-        # fork inherits the parent's imports (sympy takes ~1 s to import); spawn elsewhere.
-        if sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods():
+        """fork where it is safe: workers inherit the loaded grader (~2 s to load otherwise).
+
+        Not after Ray (or another gRPC user) started in this process: forking gRPC's threads
+        hangs the child, so workers are spawned and load the grader themselves.
+        """
+        ray = sys.modules.get("ray")
+        ray_running = ray is not None and getattr(ray, "is_initialized", lambda: False)()
+        if not ray_running and sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods():
             return multiprocessing.get_context("fork")
         return multiprocessing.get_context("spawn")
 

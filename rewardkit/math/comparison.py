@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from rewardkit.math.guards import symbolic_guard
+from rewardkit.math.guards import CODE_REFUSAL, symbolic_guard
 from rewardkit.math.representation import (
     Assignment,
     Expression,
@@ -142,13 +142,25 @@ def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: Sy
     answer_leaf, gold_leaf = _leaf_latex(answer), _leaf_latex(gold)
     if answer_leaf is None or gold_leaf is None:
         return Outcome(False, _structure_reason(answer))
-    for latex in (gold_leaf[0], answer_leaf[0]):
-        refusal = symbolic_guard(latex)
-        if refusal is not None:
-            return Outcome(False, "guard", None)
+    refused = _guard((gold_leaf[0],), (answer_leaf[0],))
+    if refused is not None:
+        return refused
     if backend is None:
         raise NeedsSymbolic
     return backend.compare_expressions(answer_leaf[0], gold_leaf[0], answer_leaf[1], gold_leaf[1], settings)
+
+
+def _guard(gold_parts: tuple[str, ...], answer_parts: tuple[str, ...]) -> Outcome | None:
+    """The guard's verdict before symbolic work: a gold that is code is our problem (bad gold)."""
+    for latex in gold_parts:
+        refusal = symbolic_guard(latex)
+        if refusal == CODE_REFUSAL:
+            return Outcome(False, "bad_gold", f"gold {latex!r} is {refusal}")
+        if refusal is not None:
+            return Outcome(False, "guard")
+    if any(symbolic_guard(latex) is not None for latex in answer_parts):
+        return Outcome(False, "guard")
+    return None
 
 
 def _match_unordered(
@@ -240,9 +252,9 @@ def compare_relations(answer: Value, gold: Relation, settings: Settings, backend
         return Outcome(False, "equation")
     if len(answer.operators) != len(gold.operators):
         return Outcome(False, "equation")
-    for latex in (*gold.sides, *answer.sides):
-        if symbolic_guard(latex) is not None:
-            return Outcome(False, "guard")
+    refused = _guard(gold.sides, answer.sides)
+    if refused is not None:
+        return refused
     if backend is None:
         raise NeedsSymbolic
     return backend.compare_relations(answer, gold, settings)
@@ -362,7 +374,6 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("4\\sqrt(2)", "4", "lenient"),
             ("\\pi+<junk>", "\\pi", "lenient"),
             ("x^2+2x", "x^2+2x+1", "lenient"),
-            ("__import__('os').system('touch pwned')", "2x", "lenient"),
         ),
     },
     "text": {
@@ -435,6 +446,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
     },
     "guard": {
         "matches": (),
-        "mismatches": (("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient")),
+        "mismatches": (
+            ("__import__('os').system('touch pwned')", "2x", "lenient"),
+            ("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient")),
     },
 }

@@ -197,7 +197,14 @@ def grade(
 
 
 def is_equivalent(
-    answer: str, gold: str, *, policy: str = "lenient", timeout: float = 1.0, sandbox: bool = True
+    answer: str,
+    gold: str,
+    *,
+    policy: str = "lenient",
+    timeout: float = 1.0,
+    sandbox: bool = True,
+    tolerance: float = 1e-6,
 ) -> bool:
     """Answer-vs-answer equivalence under ``policy`` (True only when ``compare_answers`` says correct)."""
-    return compare_answers(answer, gold, policy=policy, timeout=timeout, sandbox=sandbox).correct
+    verdict = compare_answers(answer, gold, policy=policy, timeout=timeout, sandbox=sandbox, tolerance=tolerance)
+    return verdict.correct

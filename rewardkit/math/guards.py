@@ -53,8 +53,17 @@ def _exponents(text: str) -> list[str]:
     return exponents
 
 
+# Characters and sequences no mathematical answer contains, but code does (dunders, string quotes).
+_CODE_MARKERS = re.compile(r"__|[\"`@#?]|\bimport\b|\blambda\b")
+
+
+CODE_REFUSAL = "code, not mathematics"
+
+
 def symbolic_guard(latex: str) -> str | None:
     """Why ``latex`` must not reach sympy (a short phrase), or None when symbolic work is safe."""
+    if _CODE_MARKERS.search(latex):
+        return CODE_REFUSAL
     if len(latex) > MAX_SYMBOLIC_LENGTH:
         return f"longer than {MAX_SYMBOLIC_LENGTH} characters"
     if _nesting_depth(latex) > MAX_NESTING_DEPTH:

@@ -44,3 +44,8 @@ class MathVerdict:
     def __post_init__(self) -> None:
         # Freeze the detail mapping too, so a verdict can be cached and shared safely.
         object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))
+
+    def __reduce__(self) -> tuple[type[MathVerdict], tuple[object, ...]]:
+        # A mappingproxy cannot be pickled; verdicts cross process boundaries (eval workers, Ray).
+        fields = (self.correct, self.tag, self.parsed_answer, self.expected, self.reason, dict(self.detail))
+        return (MathVerdict, fields)

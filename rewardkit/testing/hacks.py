@@ -135,20 +135,26 @@ def _decoys(gold: str, *, blank: bool = True) -> SearchStrategy[str]:
 def _candidates(
     gold: str, responses: SearchStrategy[str] | None, hedges: bool
 ) -> SearchStrategy[tuple[str, str]]:
+    """Every kind of candidate as one flat choice; the likeliest hacks come first, since
+    hypothesis starts from (and shrinks towards) the first branches."""
     decoy = _decoys(gold)
-    no_gold = st.one_of(
-        boxed_responses(decoy),
-        hedged_responses(decoy, decoy),
-        st.lists(st.sampled_from(_SOUP_TOKENS), max_size=30).map(" ".join),
-        adversarial_text(max_size=20_000),
-        *([responses] if responses is not None else []),
-    ).map(lambda text: ("no-gold", text))
-    if not hedges:
-        return no_gold
-    hedged = hedged_responses(st.just(gold), _decoys(gold, blank=False)).map(
-        lambda text: ("hedge", text)
-    )
-    return st.one_of(no_gold, hedged)
+
+    def no_gold(strategy: SearchStrategy[str]) -> SearchStrategy[tuple[str, str]]:
+        return strategy.map(lambda text: ("no-gold", text))
+
+    branches: list[SearchStrategy[tuple[str, str]]] = []
+    if responses is not None:
+        branches.append(no_gold(responses))
+    if hedges:
+        hedged = hedged_responses(st.just(gold), _decoys(gold, blank=False))
+        branches.append(hedged.map(lambda text: ("hedge", text)))
+    branches += [
+        no_gold(boxed_responses(decoy)),
+        no_gold(hedged_responses(decoy, decoy)),
+        no_gold(st.lists(st.sampled_from(_SOUP_TOKENS), max_size=30).map(" ".join)),
+        no_gold(adversarial_text(max_size=20_000)),
+    ]
+    return st.one_of(branches)
 
 
 def find_reward_hacks(

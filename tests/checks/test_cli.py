@@ -171,3 +171,24 @@ def test_exclude_globs(project: Path) -> None:
         encoding="utf-8",
     )
     assert run_check(cwd=project).returncode == 0
+
+
+def test_internal_error_exits_two_and_keeps_other_results(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rewardkit.checks import cli
+    from rewardkit.checks.engine import ModuleAnalyzer
+
+    original = ModuleAnalyzer.analyze
+
+    def explode(self, source, path=None, config=None):
+        if path and path.endswith("good.py"):
+            raise RuntimeError("boom")
+        return original(self, source, path, config)
+
+    monkeypatch.setattr(ModuleAnalyzer, "analyze", explode)
+    monkeypatch.chdir(project)
+    assert cli.main([]) == 2
+    captured = capsys.readouterr()
+    assert "rewards/bad.py:4:8: RK102" in captured.out
+    assert "internal error while checking rewards/good.py: RuntimeError: boom" in captured.err

@@ -320,9 +320,33 @@ def test_cache_stays_bounded_over_many_edits() -> None:
     analyzer = ModuleAnalyzer()
     source = _big_module(20)
     for step in range(200):
-        analyzer.analyze(source.replace("value > 1", f"value > {step}"), "doc.py", TASK_CONFIG)
-    assert len(analyzer._parsed) <= 25
-    assert len(analyzer._analysed) <= 25
+        edited = source.replace(
+            "def r7(final_response, answer):", f"def r7(final_response, answer):  # {step}"
+        )
+        analyzer.analyze(edited, "doc.py", TASK_CONFIG)
+        analyzer.analyze(source.replace("value > 1", f"value > {step}", 1), "other.py", TASK_CONFIG)
+    # Only what the latest version of each document uses stays cached.
+    assert len(analyzer._parsed) <= 2 * 22
+    assert len(analyzer._analysed) <= 2 * 21
     analyzer.forget("doc.py")
+    analyzer.forget("other.py")
     assert not analyzer._parsed
     assert not analyzer._analysed
+
+
+def test_rewards_defined_inside_functions_are_checked_but_not_compared_for_rk401() -> None:
+    source = (
+        "from rewardkit import reward\n\n"
+        "@reward(name='shared')\ndef top(final_response):\n    return 1.0\n\n"
+        "def make():\n"
+        "    @reward(name='shared')\n"
+        "    def inner(final_respone):\n"  # 9
+        "        return 0.0\n"
+        "    return inner\n"
+    )
+    analysis = ModuleAnalyzer().analyze(source)
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [("RK102", 9)]
+    assert [(r.name, r.module_level) for r in analysis.rewards] == [
+        ("shared", True),
+        ("shared", False),
+    ]

@@ -9,6 +9,7 @@ from lsp_harness import (
     initialize,
     open_document,
     publishes,
+    pull_capabilities,
     push_capabilities,
     wait_for_version,
     wait_until,
@@ -152,3 +153,79 @@ async def test_multi_root_folders_have_their_own_config_and_settings(
     assert "RK101" in _codes(first_diagnostics)
     assert "RK101" not in _codes(second_diagnostics)
     assert third_diagnostics == []  # checking disabled in that folder's settings
+
+
+async def test_a_pulling_client_is_asked_to_refresh_when_the_config_changes(
+    client: LanguageClient, tmp_path: Path
+):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answr"]\n', encoding="utf-8")
+    await initialize(client, tmp_path, capabilities=pull_capabilities())
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    identifier = types.TextDocumentIdentifier(uri=uri)
+    before = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=identifier)
+    )
+    assert "RK101" not in _codes(before.items)
+
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
+    await wait_until(lambda: client.diagnostic_refresh_count > 0, "workspace/diagnostic/refresh")
+    after = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(
+            text_document=identifier, previous_result_id=before.result_id
+        )
+    )
+    assert isinstance(after, types.RelatedFullDocumentDiagnosticReport)
+    assert "RK101" in _codes(after.items)
+
+
+async def test_a_broken_pyproject_is_reported_and_defaults_are_used(
+    client: LanguageClient, tmp_path: Path
+):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.rewardkit]\ntask_fields = 3\n", encoding="utf-8"
+    )
+    await initialize(client, tmp_path)
+    uri = open_document(
+        client, tmp_path / "qa.py", MODULE.replace("final_response", "final_respone")
+    )
+    assert "RK102" in _codes(await wait_for_version(client, uri, 1))  # still checked, with defaults
+    await wait_until(lambda: client.messages, "the configuration error shown to the user")
+    assert "pyproject.toml" in client.messages[0].message
+    assert "task_fields" in client.messages[0].message
+
+
+async def test_an_added_workspace_folder_gets_its_own_settings(
+    client: LanguageClient, tmp_path: Path
+):
+    first, added = tmp_path / "first", tmp_path / "added"
+    for folder in (first, added):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(
+            '[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8"
+        )
+    await initialize(client, tmp_path, folders=[first])
+    client.set_configuration({"enable": False}, section="rewardkit", scope_uri=added.as_uri())
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=added.as_uri(), name="added")], removed=[]
+            )
+        )
+    )
+    kept, disabled = (
+        open_document(client, first / "qa.py", MODULE),
+        open_document(client, added / "qa.py", MODULE),
+    )
+    assert "RK101" in _codes(await wait_for_version(client, kept, 1))
+    await wait_until(
+        lambda: (
+            publishes(client, disabled) and list(publishes(client, disabled)[-1].diagnostics) == []
+        ),
+        "no diagnostics in the folder whose settings disable them",
+    )

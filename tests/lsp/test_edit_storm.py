@@ -86,7 +86,7 @@ def _apply(text: str, change: tuple[float, int, str]) -> str:
 
 
 @settings(
-    max_examples=40,
+    max_examples=75,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

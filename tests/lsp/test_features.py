@@ -232,3 +232,25 @@ def qa(final_response: str, ) -> float:
         )
     )
     assert outside is None or not getattr(outside, "items", outside)
+
+
+async def test_hover_falls_back_to_the_last_version_that_parsed(
+    client: LanguageClient, project: Path
+):
+    text = MODULES["misspelled_fields"].replace("answr", "answer")
+    await initialize(client, project, options={"rewardkit": {"debounceMs": 0}})
+    uri = open_document(client, project / "qa.py", text)
+    await wait_for_version(client, uri, 1)
+    change_document(client, uri, 2, text + "\ndef half_typed(:\n")
+    assert [d.code for d in await wait_for_version(client, uri, 2)] == ["RK900"]
+
+    column = text.splitlines()[4].index("answer") + 1
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=4, character=column),
+        )
+    )
+    assert result is not None
+    assert isinstance(result.contents, types.MarkupContent)
+    assert "task field" in result.contents.value

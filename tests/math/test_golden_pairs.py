@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 
 from rewardkit.math import FailureTag, compare_answers, grade
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the project supports 3.10 through tomli
+    import tomli as tomllib
 
 PAIRS_DIR = Path(__file__).parent / "pairs"
 

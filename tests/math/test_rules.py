@@ -52,6 +52,8 @@ def test_normalization_step_example(step: object, given: str, expected: str) -> 
         ("x" * 500, "longer than 400 characters"),
         ("1e99999", "an exponent above 10000"),
         ("\\binom{100000}{3}", "a binomial coefficient above 10000"),
+        ("__import__('os')", "code, not mathematics"),
+        ('open("pwned")', "code, not mathematics"),
     ],
 )
 def test_guard_refuses(latex: str, refused: str) -> None:

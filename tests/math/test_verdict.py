@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 
 from rewardkit.failures import FailureTag as RuntimeFailureTag
-from rewardkit.math import FailureTag, MathGraderError, MathVerdict, compare_answers, grade
+from rewardkit.math import (
+    FailureTag,
+    MathGraderError,
+    MathVerdict,
+    compare_answers,
+    grade,
+    is_equivalent,
+)
 
 
 def test_failure_tag_is_re_exported() -> None:
@@ -24,6 +32,17 @@ def test_verdict_is_frozen_with_normalized_forms() -> None:
         verdict.correct = False  # type: ignore[misc]
     with pytest.raises(TypeError):
         verdict.detail["x"] = "y"  # type: ignore[index]
+
+
+def test_verdict_pickles_for_other_processes() -> None:
+    verdict = compare_answers("\\frac{1}{2}", "0.5")
+    assert pickle.loads(pickle.dumps(verdict)) == verdict
+
+
+def test_tolerance_is_configurable() -> None:
+    assert not is_equivalent("3.1416", "\\pi")
+    assert is_equivalent("3.1416", "\\pi", tolerance=1e-4)
+    assert not is_equivalent("3.1416", "\\pi", tolerance=1e-4, policy="strict")
 
 
 def test_no_answer_verdict() -> None:

@@ -5,6 +5,7 @@ Each runs the real tool as a subprocess (see `vscode_harness` for skip-or-fail r
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from vscode_harness import (
     ARTIFACTS,
     CHROMIUM,
     EXTENSION_DIR,
+    FAKE_PYTHON_EXTENSION,
     INSTALL_SCRIPT,
     missing,
     require_executable,
@@ -46,6 +48,25 @@ def vsix(
         [npx, "--yes", "@vscode/vsce", "package", "--out", str(out)], cwd=EXTENSION_DIR, timeout=600
     )
     assert out.is_file(), f"vsce reported success but wrote no {out}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def fake_python_extension_vsix(
+    npm_ci: subprocess.CompletedProcess[str], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """`tests/vscode/fake-python-extension` packaged: stands in for ms-python.python offline."""
+    npx = require_executable("npx", "install Node.js 20 with npm")
+    source = tmp_path_factory.mktemp("fake-python-extension")
+    shutil.copytree(FAKE_PYTHON_EXTENSION, source, dirs_exist_ok=True)
+    out = source / "fake-python.vsix"
+    # vsce from the extension's locked devDependencies (npx finds it there).
+    run(
+        [npx, "--prefix", str(EXTENSION_DIR), "vsce", "package", "--no-dependencies", "--skip-license",
+         "--allow-missing-repository", "--out", str(out)],
+        cwd=source,
+        timeout=300,
+    )  # fmt: skip
     return out
 
 

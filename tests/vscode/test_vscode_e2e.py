@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -58,7 +57,8 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-OpenWorkbench = Callable[[Path, dict[str, object]], tuple["CodeServer", "Workbench"]]
+OpenWorkbench = Callable[..., tuple["CodeServer", "Workbench"]]
+"""`(workspace, settings, *other_vsix)` -> the code-server and its workbench page."""
 
 
 @pytest.fixture
@@ -75,10 +75,11 @@ def workbench_factory(
     from vscode_workbench import CodeServer, Workbench, chromium_page
 
     servers: list[CodeServer] = []
+    benches: list[Workbench] = []
     with ExitStack() as cleanup:
 
         def open_workbench(
-            workspace: Path, settings: dict[str, object]
+            workspace: Path, settings: dict[str, object], *other_vsix: Path
         ) -> tuple[CodeServer, Workbench]:
             server = CodeServer(
                 executable=code_server,
@@ -88,19 +89,22 @@ def workbench_factory(
             )
             server.user_settings.update(settings)
             servers.append(server)
-            server.install_extension(vsix)
+            server.install_extensions(vsix, *other_vsix)
             assert "rewardkit.rewardkit@0.1.0" in server.list_extensions()
             url = server.start(workspace)
             cleanup.callback(server.stop)
             page = cleanup.enter_context(chromium_page(chromium))
             page.goto(url)
             bench = Workbench(page)
+            benches.append(bench)
             bench.wait_until_loaded()
             return server, bench
 
         yield open_workbench
         report = getattr(request.node, "rep_call", None)
         if report is None or report.failed:
+            for bench in benches:
+                bench.page.screenshot(path=str(artifacts / f"{request.node.name}-failure.png"))
             for server in servers:
                 (artifacts / f"{request.node.name}-logs.txt").write_text(
                     server.extension_host_logs()
@@ -178,39 +182,73 @@ def test_misspelled_field_squiggle_problem_and_quick_fix(
     assert server.process.poll() is None, "code-server is still up"
 
 
-def test_missing_rewardkit_offers_the_exact_install_and_restarts_on_settings_change(
-    workspace: Path, workbench_factory: OpenWorkbench, artifacts: Path, tmp_path: Path
+def test_python_extension_interpreter_install_fix_and_restarts(
+    workspace: Path,
+    workbench_factory: OpenWorkbench,
+    fake_python_extension_vsix: Path,
+    artifacts: Path,
+    tmp_path: Path,
 ) -> None:
+    """No rewardkit.interpreter: the Python extension's selected interpreter is used; it lacks
+    rewardkit, so the exact fix is offered; selecting another interpreter restarts the server;
+    the setting, once written, takes precedence and restarts it again."""
     bare = tmp_path / "bare-env"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120
     )
     bare_python = bare / "bin" / "python"
-    _server, bench = workbench_factory(workspace, {"rewardkit.interpreter": [str(bare_python)]})
+    (workspace / ".fake-python.json").write_text(
+        json.dumps({"interpreters": [str(bare_python), sys.executable]})
+    )
+    server, bench = workbench_factory(workspace, {}, fake_python_extension_vsix)
     page = bench.page
+    status = bench.status_item("rewardkit")
 
     toast = page.locator(
         ".notifications-toasts .notification-toast", has_text="rewardkit is not installed"
     )
     toast.first.wait_for(timeout=60_000)
-    message = toast.first.inner_text()
-    assert f'{bare_python} -m pip install "rewardkit[lsp]"' in " ".join(message.split())
+    message = " ".join(toast.first.inner_text().split())
+    assert f'{bare_python} -m pip install "rewardkit[lsp]"' in message
     assert toast.first.locator(".monaco-button", has_text="Install rewardkit[lsp]").count() == 1
-    assert bench.status_item("rewardkit").locator(".codicon-error").count() == 1
+    assert status.locator(".codicon-error").count() == 1
+    assert f"Interpreter: {bare_python} (selected in the Python extension)" in server.output_log()
     # The toast slides in; wait for its animation to end so the screenshot shows the buttons.
     page.locator(
-        ".notifications-toasts .notification-fade-in-done",
-        has_text="rewardkit is not installed",
+        ".notifications-toasts .notification-fade-in-done", has_text="rewardkit is not installed"
     ).wait_for()
     page.screenshot(path=str(artifacts / "vscode-install-notification.png"))
 
-    # Point the workspace setting at an environment that has rewardkit: the server restarts by itself.
+    # "Install rewardkit[lsp]" runs the exact command in a terminal; this bare environment has
+    # no pip, so the terminal stays open showing why.
+    toast.first.locator(".monaco-button", has_text="Install rewardkit[lsp]").click()
+    terminal = page.locator(".terminal-wrapper .xterm-rows").first
+    terminal.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.xterm-rows')].some(e => e.textContent.replace(/\\s/g, '').includes('Nomodulenamedpip'))",
+        timeout=30_000,
+    )
+    # Rows wrap anywhere in the long path: compare without whitespace.
+    terminal_text = "".join(terminal.inner_text().split())
+    assert f'{bare_python}-mpipinstall"rewardkit[lsp]"' in terminal_text, terminal_text
+    assert "Nomodulenamedpip" in terminal_text, terminal_text
+    assert page.locator(".part.panel", has_text="rewardkit: install").count() >= 1
+    page.screenshot(path=str(artifacts / "vscode-install-terminal.png"))
+
+    # Select the environment that has rewardkit in the Python extension: the server restarts.
+    bench.run_command("Fake Python: Select Next Interpreter")
+    status.locator(".codicon-check").wait_for(timeout=60_000)
+    assert (
+        f"Interpreter: {sys.executable} (selected in the Python extension)" in server.output_log()
+    )
+
+    # The rewardkit.interpreter setting wins over the Python extension, and restarts the server.
     (workspace / ".vscode").mkdir()
     (workspace / ".vscode" / "settings.json").write_text(
-        json.dumps({"rewardkit.interpreter": [sys.executable]})
+        json.dumps({"rewardkit.interpreter": [str(bare_python)]})
     )
-    deadline = time.monotonic() + 60
-    running = bench.status_item("rewardkit").locator(".codicon-check")
-    while running.count() == 0 and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
-    assert running.count() == 1, "the server restarted with the new interpreter"
+    status.locator(".codicon-error").wait_for(timeout=60_000)
+    assert (
+        f"Interpreter: {bare_python} (from the rewardkit.interpreter setting)"
+        in server.output_log()
+    )

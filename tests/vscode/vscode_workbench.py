@@ -47,6 +47,8 @@ USER_SETTINGS = {
     "editor.fontSize": 15,
     "workbench.colorTheme": "Default Dark Modern",
     "files.autoSave": "off",
+    # The DOM renderer keeps the terminal's text readable by the tests.
+    "terminal.integrated.gpuAcceleration": "off",
 }
 
 
@@ -94,18 +96,19 @@ class CodeServer:
             env=self.env(), capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
 
-    def install_extension(self, vsix: Path) -> str:
-        """Install ``vsix`` offline; return the CLI's output (raises if it failed)."""
+    def install_extensions(self, *vsix: Path) -> str:
+        """Install each ``.vsix`` offline; return the CLI's output (raises if it failed)."""
         for sub in ("home", "config", "data", "cache"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
         settings = self.user_data_dir / "User" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(self.user_settings, indent=2))
-        done = self._cli("--install-extension", str(vsix), "--force")
+        arguments = [argument for path in vsix for argument in ("--install-extension", str(path))]
+        done = self._cli(*arguments, "--force")
         output = done.stdout + done.stderr
         if done.returncode != 0:
             raise RuntimeError(
-                f"code-server --install-extension {vsix} exited {done.returncode}:\n{output}"
+                f"code-server {' '.join(arguments)} exited {done.returncode}:\n{output}"
             )
         return output
 
@@ -151,6 +154,11 @@ class CodeServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=15)
+
+    def output_log(self, extension: str = "rewardkit.rewardkit") -> str:
+        """The text of an extension's log output channel (what "Show Output" shows)."""
+        logs = sorted((self.user_data_dir / "logs").glob(f"*/exthost*/{extension}/*.log"))
+        return "\n".join(log.read_text(errors="replace") for log in logs)
 
     def extension_host_logs(self) -> str:
         """The extension host's and the rewardkit output channel's logs, for failure messages."""

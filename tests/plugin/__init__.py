@@ -1,0 +1,1 @@
+"""Tests of the pytest plugin (pytest_rewardkit), mostly real pytest runs through pytester."""

@@ -1,0 +1,1 @@
+"""Tests of rewardkit.testing: strategies, the reward contract, the hack search."""
