@@ -7,15 +7,16 @@ and return validated ``RewardResult`` objects.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from rewardkit.errors import FieldCollisionError
+from rewardkit.errors import FieldCollisionError, describe_error
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.results import RewardResult
-from rewardkit.rewards import Reward, as_reward
+from rewardkit.rewards import BaseReward, Reward, as_reward
 
 DEFAULT_CONCURRENCY = 64
 """How many samples ``calculate_rewards`` computes at once unless told otherwise."""
@@ -71,9 +72,49 @@ def build_fields(
     return {**task, **predefined}
 
 
-def _error_result(exc: BaseException) -> RewardResult:
-    message = str(exc) or "(no message)"
-    return RewardResult(0.0, {"error": f"{type(exc).__name__}: {message}"})
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError,)
+"""Errors that mean the reward or its data mapping is wrong, not one sample: never recorded."""
+
+
+def call_in_daemon_thread(function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
+    """Run ``function(argument)`` in a new daemon thread; its result arrives in the future.
+
+    For sync calls under a timeout: a timed-out call cannot be killed, so it must not hold a
+    pool thread that later samples wait for (their timeouts would expire in the queue), nor
+    block the interpreter's exit (pool threads are joined at exit; daemon threads are not).
+    """
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(function(argument))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="rewardkit-timed-call", daemon=True).start()
+    return future
+
+
+def check_fields_supplied(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
+    """Raise ``MissingFieldError`` if a required parameter of ``reward`` is in none of ``samples``.
+
+    Such a reward fails on every sample whatever the data: a configuration error (a typo in a
+    parameter name, a field the caller never builds), not a per-sample failure to record.
+    Stops at the first sample holding each parameter, so a well-formed batch costs next to nothing.
+    """
+    binding = reward.binding
+    first = next((sample for sample in samples if isinstance(sample, Mapping)), None)
+    if binding is None or first is None:
+        return
+    unsupplied = [
+        name
+        for name in binding.required
+        if not any(isinstance(sample, Mapping) and name in sample for sample in samples)
+    ]
+    if unsupplied:
+        raise binding.missing_field_error(first, unsupplied=unsupplied, batch_size=len(samples))
 
 
 async def calculate_rewards(
@@ -92,7 +133,10 @@ async def calculate_rewards(
     each call (a timed-out sync call's thread finishes in the background; Python cannot kill it).
     ``on_error="record"`` turns a failing or timed-out sample into
     ``RewardResult(0.0, {"error": "<type>: <message>"})``; ``"raise"`` cancels the rest and
-    raises the first error.
+    raises the first error. Configuration errors raise under either policy, before a silent 0.0
+    could stand in for every sample: a required parameter that no sample supplies
+    (``MissingFieldError``, raised before any call) and a ``FieldCollisionError``. A required
+    field missing from only some samples is a per-sample failure, recorded like any other.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
@@ -102,12 +146,19 @@ async def calculate_rewards(
         raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
     reward = as_reward(reward_fn)
     total = len(samples)
-    results: list[RewardResult | None] = [None] * total
     if total == 0:
         return []
+    check_fields_supplied(reward, samples)
+    results: list[RewardResult | None] = [None] * total
     workers = min(concurrency, total)
     record = on_error == "record"
-    executor = None if reward.is_async else ThreadPoolExecutor(workers, thread_name_prefix="rewardkit")
+    # Sync rewards: a pool of `workers` threads, or one daemon thread per call under a timeout
+    # (see call_in_daemon_thread: a timed-out call must not hold a pool thread).
+    executor = (
+        None
+        if reward.is_async or timeout is not None
+        else concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="rewardkit")
+    )
     loop = asyncio.get_running_loop()
     invoke = reward.invoke
 
@@ -116,8 +167,10 @@ async def calculate_rewards(
             raise TypeError(
                 f"samples[{index}] is a {type(sample).__name__}, expected a mapping of field names to values"
             )
-        if executor is None:
+        if reward.is_async:
             return invoke(sample)
+        if executor is None:
+            return asyncio.wrap_future(call_in_daemon_thread(invoke, sample))
         return loop.run_in_executor(executor, invoke, sample)
 
     async def run_one(index: int, sample: Mapping[str, Any]) -> RewardResult:
@@ -131,11 +184,13 @@ async def calculate_rewards(
                 f"reward {reward.name!r} on samples[{index}] took longer than {timeout} s"
             )
             if record:
-                return _error_result(exc)
+                return RewardResult(0.0, {"error": describe_error(exc)})
             raise exc from None
+        except CONFIGURATION_ERRORS:
+            raise
         except Exception as exc:
             if record:
-                return _error_result(exc)
+                return RewardResult(0.0, {"error": describe_error(exc)})
             _add_note(exc, f"while computing reward {reward.name!r} on samples[{index}]")
             raise
 
@@ -165,4 +220,12 @@ def _add_note(exc: BaseException, note: str) -> None:
         exc.add_note(note)
 
 
-__all__ = ["DEFAULT_CONCURRENCY", "build_fields", "calculate_reward", "calculate_rewards"]
+__all__ = [
+    "CONFIGURATION_ERRORS",
+    "DEFAULT_CONCURRENCY",
+    "build_fields",
+    "calculate_reward",
+    "calculate_rewards",
+    "call_in_daemon_thread",
+    "check_fields_supplied",
+]

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def describe_error(exc: BaseException) -> str:
+    """``"<type>: <message>"``: how a recorded failure reads in a result's ``error`` extra."""
+    return f"{type(exc).__name__}: {str(exc) or '(no message)'}"
+
+
 class RewardError(Exception):
     """Base class of every error the reward runtime raises on bad rewards or bad fields."""
 

@@ -15,7 +15,7 @@ import operator
 import pickle
 import sys
 import weakref
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
@@ -100,15 +100,28 @@ class FieldBinding:
                 kwargs[name] = fields[name]
         return kwargs
 
-    def missing_field_error(self, fields: Mapping[str, Any]) -> MissingFieldError:
-        """The error for a call whose ``fields`` lack a required parameter of the reward."""
-        missing = [name for name in self.required if name not in fields]
+    def missing_field_error(
+        self,
+        fields: Mapping[str, Any],
+        *,
+        unsupplied: Sequence[str] | None = None,
+        batch_size: int | None = None,
+    ) -> MissingFieldError:
+        """The error for a call whose ``fields`` lack a required parameter of the reward; for a
+        batch of ``batch_size`` samples, ``unsupplied`` are those no sample has (``fields``: the first)."""
+        missing = list(unsupplied) if unsupplied else [name for name in self.required if name not in fields]
         available = sorted(fields)
         first = missing[0]
         listed = ", ".join(repr(name) for name in missing)
+        supplier = (
+            "the sample does not supply"
+            if batch_size is None
+            else f"none of the {batch_size} samples supplies (a configuration error, raised even with "
+            'on_error="record")'
+        )
         message = (
             f"reward {self.reward_name!r} ({self.location}) requires field{'s' if len(missing) > 1 else ''} "
-            f"{listed}, which the sample does not supply; available fields: "
+            f"{listed}, which {supplier}; available fields{'' if batch_size is None else ' of the first sample'}: "
             f"{', '.join(available) if available else '(none)'}"
         )
         matches = difflib.get_close_matches(first, available, n=1, cutoff=0.6)

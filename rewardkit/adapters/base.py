@@ -24,8 +24,9 @@ from typing import Any, ClassVar, Literal
 from rewardkit.adapters.extras import ExtrasSchema
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
-from rewardkit.calculate import build_fields
-from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError
+from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
+from rewardkit.calculate import build_fields, call_in_daemon_thread
+from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError, describe_error
 from rewardkit.results import RewardResult
 from rewardkit.rewards import as_reward
 
@@ -33,32 +34,13 @@ logger = logging.getLogger("rewardkit.adapters")
 
 OnError = Literal["fallback", "raise"]
 
-CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (MissingFieldError, FieldCollisionError)
-"""Errors that mean the adapter or the data mapping is wrong, not one sample: never a fallback."""
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (MissingFieldError, *RUNTIME_CONFIGURATION_ERRORS)
+"""Errors that mean the adapter or the data mapping is wrong, not one sample: never a fallback.
+Unlike ``calculate_rewards``, an adapter sees one framework batch at a time (often one sample),
+so any missing field counts: the mapping, not the sample, is what lacks it."""
 
 DEFAULT_CONCURRENCY = 16
 """Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
-
-
-
-def start_daemon_call(function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
-    """Run ``function(argument)`` in a new daemon thread; its result arrives in the future.
-
-    A timed-out sync call cannot be killed; in a daemon thread it at least never blocks the
-    interpreter's exit (pool threads are joined at exit, so one hung reward would hang it).
-    """
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(function(argument))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="rewardkit-adapter-call", daemon=True).start()
-    return future
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -96,11 +78,6 @@ class Scored:
     reward: float | None
     extras: Mapping[str, Any] | None
     error: str | None = None
-
-
-def error_text(exc: BaseException) -> str:
-    """``"<type>: <message>"``, the form the ``error`` extra takes."""
-    return f"{type(exc).__name__}: {exc or '(no message)'}"
 
 
 def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
@@ -220,7 +197,7 @@ class RewardAdapter:
         if self.on_error == "raise":
             raise exc
         self.stats.count(failures=1, timeouts=int(timed_out))
-        text = error_text(exc)
+        text = describe_error(exc)
         logger.warning(
             "reward %r failed on sample %d under %s; scored %r instead: %s",
             self.__name__,
@@ -247,7 +224,7 @@ class RewardAdapter:
                 result = reward.invoke(fields)
             else:
                 try:
-                    result = start_daemon_call(reward.invoke, fields).result(self.timeout)
+                    result = call_in_daemon_thread(reward.invoke, fields).result(self.timeout)
                 except concurrent.futures.TimeoutError:
                     return self._failed(index, self._timeout_error(index), timed_out=True)
         except CONFIGURATION_ERRORS:
@@ -265,7 +242,7 @@ class RewardAdapter:
                 result = reward.invoke(fields)
                 return Scored(result.reward, result.extras)
             else:
-                pending = asyncio.wrap_future(start_daemon_call(reward.invoke, fields))
+                pending = asyncio.wrap_future(call_in_daemon_thread(reward.invoke, fields))
             result = await (pending if self.timeout is None else asyncio.wait_for(pending, self.timeout))
         except asyncio.TimeoutError:
             return self._failed(index, self._timeout_error(index), timed_out=True)

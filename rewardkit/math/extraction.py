@@ -100,15 +100,23 @@ _MATH_SPANS = (
     re.compile(r"\\\((.+?)\\\)", re.DOTALL),
     re.compile(r"(?<![\\$])\$([^$]+?)\$"),
 )
+# Delimiter pairs searched from the end (a lazy ".+?" retried after every unclosed opener is quadratic).
+_PAIRED_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"))
+_INLINE_MATH = _MATH_SPANS[3]
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
 
 
 def _last_math_span(text: str) -> tuple[int, str] | None:
+    """(start, content) of the math span that starts last: display, ``\\(...\\)`` or ``$...$``."""
     best: tuple[int, str] | None = None
-    for pattern in _MATH_SPANS:
-        for match in pattern.finditer(text):
-            if best is None or match.start() > best[0]:
-                best = (match.start(), match.group(1).strip())
+    for opener, closer in _PAIRED_DELIMITERS:
+        end = text.rfind(closer)
+        start = text.rfind(opener, 0, end - len(opener) + 1 if opener == closer else end) if end > 0 else -1
+        if start >= 0 and (best is None or start > best[0]):
+            best = (start, text[start + len(opener) : end].strip())
+    for match in _INLINE_MATH.finditer(text):
+        if best is None or match.start() > best[0]:
+            best = (match.start(), match.group(1).strip())
     return best
 
 

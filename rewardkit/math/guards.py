@@ -24,7 +24,8 @@ _BINOM = re.compile(r"\\(?:binom|dbinom|tbinom)\s*\{\s*(\d+)\s*\}")
 _E_NOTATION = re.compile(r"\d[eE][-+]?(\d+)")
 
 
-def _nesting_depth(text: str) -> int:
+def nesting_depth(text: str) -> int:
+    """The deepest bracket nesting (``(``, ``[``, ``{``) in ``text``."""
     depth = deepest = 0
     for char in text:
         if char in "([{":
@@ -66,7 +67,7 @@ def symbolic_guard(latex: str) -> str | None:
         return CODE_REFUSAL
     if len(latex) > MAX_SYMBOLIC_LENGTH:
         return f"longer than {MAX_SYMBOLIC_LENGTH} characters"
-    if _nesting_depth(latex) > MAX_NESTING_DEPTH:
+    if nesting_depth(latex) > MAX_NESTING_DEPTH:
         return f"nested deeper than {MAX_NESTING_DEPTH} levels"
     for literal in _INTEGER_LITERAL.findall(latex):
         if len(literal) > MAX_LITERAL_DIGITS:

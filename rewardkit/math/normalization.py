@@ -137,7 +137,8 @@ _UNIT_TAIL = re.compile(
     r"(?<=[\d}.])" + _UNIT + r"(?:\s*/\s*(?:" + _UNIT_WORDS + "|" + _SHORT_UNITS + r")(?:\^\{?[23]\}?)?)?\s*\}?\s*\.?\s*(?=,|$)"
 )
 # A tail with at least one \text{words} after a number: "5 \text{ m}^2", "3 \text{m}/\text{s}".
-_TEXT_PIECE = r"\\text\{[~\s]*[A-Za-z][A-Za-z.\s~]*\}"
+# A one-letter text is a unit only if it is one (``\\text{m}``); ``4\\mathrm{i}`` is imaginary, not a unit.
+_TEXT_PIECE = r"\\text\{[~\s]*(?:[A-Za-z][A-Za-z.\s~]*[A-Za-z.]|(?:" + _SHORT_UNITS + r"))[\s~]*\}"
 _TEXT_TAIL = re.compile(
     r"(?<=[\d}.])" + _GAP + r"(?:(?:/|\\cdot)" + _GAP + r")?" + _TEXT_PIECE
     + r"(?:" + _GAP + r"(?:" + _TEXT_PIECE + r"|/|\\cdot|\^\{?[23]\}?))*" + _GAP + r"(?=,|$)"
@@ -270,20 +271,26 @@ def canonical_numbers(text: str) -> str:
 _TRAILING = re.compile(r"(?:\s|\.(?!\.)|\\\s|,|;)+$")
 
 
+# Only the tail is searched: a "$"-anchored run retried at every start is quadratic on ";;;...;1".
+_TRAILING_WINDOW = 64
+
+
 def strip_trailing_punctuation(text: str) -> str:
     """``42.`` -> ``42``; a trailing period, comma or semicolon is sentence punctuation."""
     if text.endswith("..."):
         return text
-    stripped = _TRAILING.sub("", text)
+    cut = max(len(text) - _TRAILING_WINDOW, 0)
+    stripped = text[:cut] + _TRAILING.sub("", text[cut:])
     return stripped if stripped else text
 
 
-_CHOICE = re.compile(r"^\s*\(?\s*([A-Ha-h])\s*\)(?:\s.*)?$|^\s*([A-H])\s*$", re.DOTALL)
+# Used with fullmatch on stripped text: no two adjacent \s* (they backtrack quadratically on blanks).
+_CHOICE = re.compile(r"(?:\(\s*)?([A-Ha-h])\s*\)(?:\s.*)?|([A-H])", re.DOTALL)
 
 
 def canonical_choice(text: str) -> str:
     """``(A)``, ``\\text{(B)}``, ``C)`` and ``(d) 12`` -> the choice letter, upper case."""
-    match = _CHOICE.match(text)
+    match = _CHOICE.fullmatch(text.strip())
     if match is None:
         return text
     return (match.group(1) or match.group(2)).upper()

@@ -15,6 +15,8 @@ from fractions import Fraction
 from functools import lru_cache
 from math import gcd, log10
 
+from rewardkit.math.guards import nesting_depth
+
 
 class NumberForm(str, Enum):
     """How a number was written; the strict (PRM800K) policy accepts some forms only."""
@@ -186,14 +188,17 @@ _REPEATING = re.compile(_SIGN + r"(?P<int>\d*)\.(?P<frac>\d*)\\overline\{(?P<rep
 _FRACTION = re.compile(_SIGN + r"\\frac\{(?P<num>-?\d+)\}\{(?P<den>-?\d+)\}(?P<pct>%)?$")
 _SLASH = re.compile(_SIGN + r"(?P<num>\d+)/(?P<den>\d+)(?P<pct>%)?$")
 _MIXED = re.compile(_SIGN + r"(?P<int>\d+) ?\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
+# A product needs "10^" after it (``2\times3`` is 6, not 2000); only e-notation has a bare exponent.
 _SCIENTIFIC = re.compile(
-    _SIGN + r"(?P<mant>\d+(?:\.\d+)?)(?:\\times|\\cdot|\*|[eE])(?:10\^)?(?:\{(?P<exp1>[-+]?\d+)\}|(?P<exp2>[-+]?\d+))$"
+    _SIGN + r"(?P<mant>\d+(?:\.\d+)?)(?:(?:\\times|\\cdot|\*)10\^|[eE])(?:\{(?P<exp1>[-+]?\d+)\}|(?P<exp2>[-+]?\d+))$"
 )
 _POWER = re.compile(_SIGN + r"(?P<base>\d+)\^(?:\{(?P<exp1>-?\d+)\}|(?P<exp2>\d))$")
 #: Longer answers are not parsed into structures (bounded work on hostile input).
-MAX_PARSED_LENGTH = 20_000
+MAX_PARSED_LENGTH = 5_000
 #: Numbers with more digits than this are left to the guard (Python refuses longer int strings).
 MAX_DIGITS = 4000
+#: Deeper bracket nesting is never a real answer; parsing it would cost a re-scan per level.
+MAX_STRUCTURE_DEPTH = 20
 #: Exponents beyond this are not evaluated by the fast path (the guard decides).
 MAX_EXPONENT_DIGITS = 10_000
 
@@ -292,37 +297,44 @@ def parse_value(text: str) -> Value:
     text = text.strip()
     if len(text) > MAX_PARSED_LENGTH:
         return Expression(text)  # no real answer is this long: the guard refuses it
+    if sum(text.count(bracket) for bracket in "([{") > MAX_STRUCTURE_DEPTH and nesting_depth(text) > MAX_STRUCTURE_DEPTH:
+        return Expression(text)  # every level re-scans the text: bounded work, and the guard refuses it
+    return _parse(text)
+
+
+def _parse(text: str) -> Value:
+    text = text.strip()
     parts = [part.strip() for part in split_top_level(text)]
     if len(parts) > 1:
-        items = tuple(parse_value(part) for part in parts if part and part != "\\dots")
+        items = tuple(_parse(part) for part in parts if part and part != "\\dots")
         return Sequence(items, "", "")
     union = _split_top_level_token(text, "\\cup")
     if len(union) > 1:
-        return Union(tuple(parse_value(part.strip()) for part in union))
+        return Union(tuple(_parse(part.strip()) for part in union))
     enclosed = _enclosing_brackets(text)
     if enclosed is not None:
         opener, inner, closer = enclosed
         inner_parts = [part.strip() for part in split_top_level(inner, ",")]
         if len(inner_parts) > 1 or opener == "{":
-            items = tuple(parse_value(part) for part in inner_parts if part)
+            items = tuple(_parse(part) for part in inner_parts if part)
             return Sequence(items, opener, closer)
         if opener == "(" and closer == ")":
-            return parse_value(inner)
+            return _parse(inner)
     matrix = _MATRIX.match(text)
     if matrix is not None:
         return _parse_matrix(matrix["body"])
     membership = _MEMBERSHIP.match(text)
     if membership is not None:
-        return Assignment(membership["variable"], parse_value(membership["value"]), membership["value"])
+        return Assignment(membership["variable"], _parse(membership["value"]), membership["value"])
     relation = _split_relation(text)
     if relation is not None:
         sides, operators = relation
         if operators == ["="] and _ASSIGNABLE.match(sides[0].strip()) and sides[1].strip():
-            return Assignment(sides[0].strip(), parse_value(sides[1].strip()), sides[1].strip())
+            return Assignment(sides[0].strip(), _parse(sides[1].strip()), sides[1].strip())
         return Relation(tuple(side.strip() for side in sides), tuple(operators))
     expanded = _expand_plus_minus(text)
     if expanded is not None:
-        return Sequence(tuple(parse_value(part) for part in expanded), "", "")
+        return Sequence(tuple(_parse(part) for part in expanded), "", "")
     number = parse_number(text)
     if number is not None:
         return number

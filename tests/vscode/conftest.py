@@ -100,7 +100,8 @@ def chromium() -> Path:
 def artifacts() -> Path:
     """`test-artifacts/vscode/` at the repository root: screenshots and logs kept after the run."""
     path = ARTIFACTS / "vscode"
-    path.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)  # no stale screenshots from an earlier run
+    path.mkdir(parents=True)
     return path
 
 

@@ -156,7 +156,7 @@ def test_misspelled_field_squiggle_problem_and_quick_fix(
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.locator(".monaco-hover-content", has_text="RK102").first.wait_for()
-    page.screenshot(path=str(artifacts / "vscode-diagnostic.png"))
+    bench.settled_screenshot(artifacts / "vscode-diagnostic.png")
 
     # Move the cursor onto the error (F8), close the peek and open the quick fixes (Ctrl+.).
     page.keyboard.press("Escape")
@@ -168,7 +168,7 @@ def test_misspelled_field_squiggle_problem_and_quick_fix(
         has_text="Rename `final_respone` to `final_response`",
     )
     fix.first.wait_for()
-    page.screenshot(path=str(artifacts / "vscode-quick-fix.png"))
+    bench.settled_screenshot(artifacts / "vscode-quick-fix.png")
     page.keyboard.press("Enter")
 
     squiggle.first.wait_for(state="detached", timeout=30_000)
@@ -177,7 +177,7 @@ def test_misspelled_field_squiggle_problem_and_quick_fix(
     assert "def exact_match(final_response: str, answer: str)" in text
     assert "return float(final_response.strip() == answer.strip())" in text
     assert "final_respone" not in text
-    page.screenshot(path=str(artifacts / "vscode-fixed.png"))
+    bench.settled_screenshot(artifacts / "vscode-fixed.png")
     assert server.process is not None
     assert server.process.poll() is None, "code-server is still up"
 
@@ -213,11 +213,7 @@ def test_python_extension_interpreter_install_fix_and_restarts(
     assert toast.first.locator(".monaco-button", has_text="Install rewardkit[lsp]").count() == 1
     assert status.locator(".codicon-error").count() == 1
     assert f"Interpreter: {bare_python} (selected in the Python extension)" in server.output_log()
-    # The toast slides in; wait for its animation to end so the screenshot shows the buttons.
-    page.locator(
-        ".notifications-toasts .notification-fade-in-done", has_text="rewardkit is not installed"
-    ).wait_for()
-    page.screenshot(path=str(artifacts / "vscode-install-notification.png"))
+    bench.settled_screenshot(artifacts / "vscode-install-notification.png")
 
     # "Install rewardkit[lsp]" runs the exact command in a terminal; this bare environment has
     # no pip, so the terminal stays open showing why.
@@ -233,7 +229,7 @@ def test_python_extension_interpreter_install_fix_and_restarts(
     assert f'{bare_python}-mpipinstall"rewardkit[lsp]"' in terminal_text, terminal_text
     assert "Nomodulenamedpip" in terminal_text, terminal_text
     assert page.locator(".part.panel", has_text="rewardkit: install").count() >= 1
-    page.screenshot(path=str(artifacts / "vscode-install-terminal.png"))
+    bench.settled_screenshot(artifacts / "vscode-install-terminal.png")
 
     # Select the environment that has rewardkit in the Python extension: the server restarts.
     bench.run_command("Fake Python: Select Next Interpreter")

@@ -47,6 +47,7 @@ USER_SETTINGS = {
     "editor.fontSize": 15,
     "workbench.colorTheme": "Default Dark Modern",
     "files.autoSave": "off",
+    "editor.cursorBlinking": "solid",
     # The DOM renderer keeps the terminal's text readable by the tests.
     "terminal.integrated.gpuAcceleration": "off",
 }
@@ -234,3 +235,15 @@ class Workbench:
             panel.wait_for(state="visible")
         rows = self.page.locator(".markers-panel .monaco-tl-row")
         return [row.inner_text() for row in rows.all()]
+
+    def settled_screenshot(self, path: Path, attempts: int = 20) -> None:
+        """Save a screenshot once two consecutive ones are identical: hovers and toasts fade in,
+        and a picture taken mid-animation is blurry. Needs a non-blinking cursor (USER_SETTINGS)."""
+        previous = self.page.screenshot()
+        for _ in range(attempts):
+            self.page.wait_for_timeout(200)
+            current = self.page.screenshot()
+            if current == previous:
+                break
+            previous = current
+        path.write_bytes(previous)
