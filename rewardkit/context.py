@@ -122,11 +122,27 @@ class ResourceManager:
         async with slot.lock:
             if not slot.ready:
                 if scope == "rollout":
-                    slot.instance = await _maybe_await(spec.factory())
+                    instance = await _maybe_await(spec.factory())
                 else:
-                    slot.instance = await self._check_out(spec, timeout)
+                    instance = await self._check_out(spec, timeout)
+                if self._slots.get(slot_key) is not slot:
+                    # The rollout ended (end/release_resource) while this acquire waited: its
+                    # cleanup could not see this instance, so hand it back here, not leak it.
+                    await self._let_go(spec, scope, instance)
+                    raise RuntimeError(
+                        f"resource {spec.key!r} for {resource_id!r}: the rollout ended its {scope} "
+                        "resources while this acquire_resource was still waiting"
+                    )
+                slot.instance = instance
                 slot.ready = True
             return slot.instance
+
+    async def _let_go(self, spec: ResourceSpec, scope: Scope, instance: Any) -> None:
+        """Close a rollout instance, or return a global one to its pool."""
+        if scope == "rollout":
+            await _close(spec, instance)
+        else:
+            self._give_back(self._pools[spec.key], instance)
 
     async def _check_out(self, spec: ResourceSpec, timeout: float) -> Any:
         pool = self._pools.get(spec.key)

@@ -35,17 +35,24 @@ def _reward_and_extras(item: object, index: int) -> tuple[float | None, Mapping[
         return item.reward, item.metrics
     if isinstance(item, Mapping):
         value = item.get("reward")
-        return (None if value is None else float(value)), {k: v for k, v in item.items() if k != "reward"}
+        number = None if value is None else as_number(value)
+        if value is not None and number is None:
+            raise TypeError(f"compute_data_metrics: results[{index}]['reward'] is {value!r}, not a number")
+        return number, {k: v for k, v in item.items() if k != "reward"}
     raise TypeError(
         f"compute_data_metrics: results[{index}] is a {type(item).__name__}; expected a "
         "RewardResult, a Trajectory or a dict with 'reward'"
     )
 
 
-def _as_number(value: object) -> float | None:
-    """The value as a float if it is a real number or a bool (True -> 1.0), else ``None``."""
-    if isinstance(value, numbers.Real):
+def as_number(value: object) -> float | None:
+    """``value`` as a float when it is a real number, a bool (1/0) or a 0-d numpy array or
+    tensor holding one (``numpy.bool_`` included), else ``None``: what counts as a numeric extra."""
+    if isinstance(value, numbers.Real):  # bool is an int, so True -> 1.0
         return float(value)
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        return as_number(item())
     return None
 
 
@@ -70,7 +77,7 @@ def compute_data_metrics(results: Iterable[RewardResult | Trajectory | Mapping[s
         if value is not None:
             rewards.append(value)
         for key, extra in item_extras.items():
-            number = _as_number(extra)
+            number = as_number(extra)
             if number is not None:
                 extras.setdefault(key, []).append(number)
     metrics: dict[str, float] = {}

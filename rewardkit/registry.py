@@ -52,6 +52,8 @@ _lock = threading.RLock()
 
 
 def _key(name: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"a reward name must be a string, got {name!r}")
     return name.casefold()
 
 

@@ -40,10 +40,14 @@ def _as_reward_value(value: object, reward_name: str | None, where: str) -> floa
     """Convert a returned reward value to a finite ``float`` or raise a typed error naming it."""
     if value.__class__ is float:
         number = value
-    elif isinstance(value, numbers.Real):  # int, bool, Fraction, numpy numbers
-        number = float(value)
-    elif _is_numpy_real_scalar(value):  # numpy.bool_ and 0-d arrays are not numbers.Real
-        number = float(value.item())  # type: ignore[attr-defined]
+    elif isinstance(value, numbers.Real) or _is_numpy_real_scalar(value):
+        # int, bool, Fraction, numpy numbers; numpy.bool_ and 0-d arrays are not numbers.Real
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except OverflowError:
+            raise RewardValueError(
+                f"{_who(reward_name)} returned {where}{_show(value)}, too large for a float"
+            ) from None
     else:
         raise RewardShapeError(
             f"{_who(reward_name)} returned {where}{_show(value)} of type "
@@ -94,6 +98,13 @@ class RewardResult(_RewardResultFields):
 
     def __repr__(self) -> str:
         return f"RewardResult(reward={self.reward!r}, extras={self.extras!r})"
+
+    def __getitem__(self, key: Any) -> Any:
+        """``result["reward"]`` and ``result["<extra>"]`` as on AgentFly's result dict (which
+        runners index by name); integer indices and slices work as on any tuple."""
+        if key.__class__ is str:
+            return self.reward if key == "reward" else self.extras[key]
+        return tuple.__getitem__(self, key)
 
     def _replace(self, **changes: Any) -> RewardResult:
         return RewardResult(changes.pop("reward", self.reward), changes.pop("extras", self.extras), **changes)

@@ -138,8 +138,11 @@ class FieldBinding:
 
 
 def _source_location(obj: object) -> str:
-    """``file:line`` where ``obj`` (a function) was defined, or its qualified name if unknown."""
+    """``file:line`` where ``obj`` (a function, or a callable object's ``__call__``) was defined,
+    or its qualified name if unknown."""
     code = getattr(inspect.unwrap(obj), "__code__", None) if callable(obj) else None  # type: ignore[arg-type]
+    if code is None and not inspect.isroutine(obj):
+        code = getattr(inspect.getattr_static(type(obj), "__call__", None), "__code__", None)
     if code is None:
         return getattr(obj, "__qualname__", type(obj).__qualname__)
     return f"{code.co_filename}:{code.co_firstlineno}"

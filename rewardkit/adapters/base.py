@@ -26,7 +26,12 @@ from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
 from rewardkit.calculate import build_fields, call_in_daemon_thread
-from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError, describe_error
+from rewardkit.errors import (
+    FieldCollisionError,
+    MissingFieldError,
+    RewardShapeError,
+    describe_error,
+)
 from rewardkit.results import RewardResult
 from rewardkit.rewards import as_reward
 

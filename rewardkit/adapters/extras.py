@@ -11,7 +11,6 @@ key outside the set is dropped with one warning naming it.
 from __future__ import annotations
 
 import logging
-import numbers
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -19,18 +18,6 @@ from typing import Any
 from rewardkit.errors import RewardShapeError
 
 logger = logging.getLogger("rewardkit.adapters")
-
-
-def as_number(value: Any) -> float | None:
-    """``value`` as a float when it is a real number (bools count 1/0), else ``None``."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, numbers.Real):
-        return float(value)
-    item = getattr(value, "item", None)  # 0-d numpy arrays and tensors
-    if callable(item) and getattr(value, "ndim", None) == 0:
-        return as_number(item())
-    return None
 
 
 class ExtrasSchema:

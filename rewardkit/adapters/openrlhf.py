@@ -33,7 +33,6 @@ from rewardkit.adapters.base import (
     Scored,
     compose_fields,
 )
-from rewardkit.adapters.extras import as_number
 from rewardkit.adapters.messages import (
     COMMON_STOP_STRINGS,
     AdapterInputError,
@@ -41,6 +40,7 @@ from rewardkit.adapters.messages import (
     response_from_query,
     strip_stop_strings,
 )
+from rewardkit.metrics import as_number
 
 OPENRLHF_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {

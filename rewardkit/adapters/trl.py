@@ -37,8 +37,8 @@ from rewardkit.adapters.base import (
     compose_fields,
     mark_coroutine_function,
 )
-from rewardkit.adapters.extras import as_number
 from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text
+from rewardkit.metrics import as_number
 
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
 """Keyword arguments TRL passes that are callbacks for the adapter, never reward fields."""

@@ -283,9 +283,20 @@ def relation_as_interval(relation: Relation) -> Sequence | None:
     return None
 
 
+def _are_formulas(*values: Value) -> bool:
+    """Scalars of which at least one is an expression (that may involve variables)."""
+    return all(isinstance(value, (Number, Expression)) for value in values) and any(
+        isinstance(value, Expression) for value in values
+    )
+
+
 def compare_values(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     """Dispatch on the gold's shape; raises ``NeedsSymbolic`` when sympy is needed and ``backend`` is None."""
     if isinstance(answer, Assignment) and isinstance(gold, Assignment) and answer.variable != gold.variable:
+        if _are_formulas(answer.value, gold.value):
+            # "y = x" is "x = y", and "y = 2x+1" the line "x = (y-1)/2": equations, not values.
+            as_relation = Relation((answer.variable, answer.value_latex), ("=",))
+            return compare_relations(as_relation, Relation((gold.variable, gold.value_latex), ("=",)), settings, backend)
         return Outcome(False, "equation")  # a=3 is not b=3 (in a list, names say which is which)
     if not settings.strict:
         # Lenient: an inequality in one variable and the interval it describes are the same answer.

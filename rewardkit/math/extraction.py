@@ -120,16 +120,23 @@ def _last_math_span(text: str) -> tuple[int, str] | None:
     return best
 
 
+# Markdown emphasis around the answer ("**Answer:** 7", "the answer is **7**") is not part of it.
+_EMPHASIS = "*"
+# An explanation after the answer ("5 because 2+3=5") is not part of it either.
+_EXPLANATION = re.compile(r"\s+(?:because|since|as|which|so|where|when|given|from|by|after|using)\b.*$", re.DOTALL)
+
+
 def _answer_after_phrase(text: str) -> str | None:
     matches = list(_ANSWER_PHRASE.finditer(text))
     if not matches:
         return None
-    rest = text[matches[-1].end() :]
+    rest = text[matches[-1].end() :].lstrip(_EMPHASIS + " \t")
     for pattern in _MATH_SPANS:
         span = pattern.match(rest)
         if span:
             return span.group(1).strip()
-    line = re.split(r"\n|\.(?:\s|$)", rest, maxsplit=1)[0].strip()
+    line = re.split(r"\n|\.(?:\s|$)", rest, maxsplit=1)[0]
+    line = _EXPLANATION.sub("", line).strip().strip(_EMPHASIS).strip()
     return line or None
 
 

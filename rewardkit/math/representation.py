@@ -254,7 +254,7 @@ def parse_number(text: str) -> Number | None:
 
 
 _RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
-_RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|<|>|=")
+_RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|\\approx(?![a-z])|<|>|=")
 _ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
 _MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
@@ -262,13 +262,17 @@ _TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")
 _MATRIX = re.compile(r"^\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}$", re.DOTALL)
 
 
+_OPERATOR_SPELLING = {"\\lt": "<", "\\gt": ">", "\\approx": "="}
+
+
 def _split_relation(text: str) -> tuple[list[str], list[str]] | None:
-    if not any(op in text for op in ("=", "<", ">", "\\leq", "\\geq", "\\neq", "\\lt", "\\gt")):
+    if not any(op in text for op in ("=", "<", ">", "\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "\\approx")):
         return None
     sides, operators = split_at_top_level(text, _RELATION_PATTERN)
     if not operators or not all(side.strip() for side in sides):
         return None  # "\\pi+<junk>" is not a relation: a relation has a term on every side
-    return sides, [op.replace("\\lt", "<").replace("\\gt", ">") for op in operators]
+    # "x \\approx 3" states a value like "x = 3" (the value still meets the tolerance rules).
+    return sides, [_OPERATOR_SPELLING.get(op, op) for op in operators]
 
 
 def _expand_plus_minus(text: str) -> list[str] | None:
@@ -279,6 +283,8 @@ def _expand_plus_minus(text: str) -> list[str] | None:
     if len(parts) != 2:
         return None
     head, tail = parts
+    if not head.strip():
+        return [tail, "-" + tail]  # "\\pm 3" is 3 and -3 (a leading "+3" would not read as a number)
     return [head + "+" + tail, head + "-" + tail]
 
 

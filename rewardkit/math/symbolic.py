@@ -15,6 +15,7 @@ from typing import Any
 
 import sympy
 from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from rewardkit.math.comparison import (
@@ -28,6 +29,8 @@ from rewardkit.math.representation import Relation, parse_value
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
 )
+# Math keeps its case: N is not n, \\Delta is not \\delta (the parser lowercases symbols by default).
+_CONVERSION = ConversionConfig(lowercase_symbols=False)
 _E_NOTATION = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?\d+)")
 _DECIMAL = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
 _PRECISION = 30
@@ -56,7 +59,9 @@ def to_sympy(latex: str) -> Any:
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:
-        expression = latex2sympy(_exact_decimals(latex), normalization_config=_NORMALIZATION)
+        expression = latex2sympy(
+            _exact_decimals(latex), normalization_config=_NORMALIZATION, conversion_config=_CONVERSION
+        )
     except Exception as error:  # the ANTLR parser raises plain Exception on bad input
         return UnparseableLatex(f"cannot parse {latex!r}: {type(error).__name__}")
     if not isinstance(expression, sympy.Basic) or isinstance(

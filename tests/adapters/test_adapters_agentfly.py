@@ -41,6 +41,14 @@ def test_reward_object_takes_agentflys_call_and_ignores_undeclared_fields() -> N
     assert asyncio.run(exact_async(**agentfly_call_fields())) == result
 
 
+def test_an_async_reward_object_is_given_to_agentflys_runner_as_is() -> None:
+    # AgentFly's rewards are async and its runner reads result["reward"]: an async rewardkit
+    # reward needs no adapter (to_agentfly adds the timeout, fallback and sync rewards).
+    assert asyncio.run(agentfly_runner(exact_async)) == 1.0
+    result = asyncio.run(exact_async(**agentfly_call_fields()))
+    assert (result["reward"], result["matched"], result["length"]) == (1.0, True, 2)
+
+
 def test_to_agentfly_is_awaitable_for_sync_and_async_rewards() -> None:
     for reward in (exact, exact_async):
         adapter = to_agentfly(reward)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import textwrap
 import threading
 from typing import Any
 
@@ -10,9 +13,11 @@ import pytest
 
 from rewardkit import (
     BaseReward,
+    FieldCollisionError,
     MissingFieldError,
     RewardResult,
     RewardShapeError,
+    build_fields,
     calculate_reward,
     calculate_rewards,
     reward,
@@ -144,8 +149,12 @@ async def test_record_turns_errors_into_zero_rewards_with_the_message() -> None:
     results = await calculate_rewards(fragile, samples, on_error="record")
     assert results[0] == RewardResult(1.0)
     assert results[1] == RewardResult(0.0, {"error": "ValueError: cannot grade 'boom'"})
+    # A field that other samples supply but this one lacks: a per-sample data gap, recorded.
     assert results[2].reward == 0.0
-    assert results[2].extras["error"].startswith("MissingFieldError: reward 'fragile'")
+    assert results[2].extras["error"].startswith(
+        "MissingFieldError: reward 'fragile' ("
+    )
+    assert "which the sample does not supply; available fields: answer" in results[2].extras["error"]
 
 
 async def test_raise_propagates_the_first_error_after_cancelling_the_rest() -> None:
@@ -219,3 +228,96 @@ async def test_sync_error_propagates_with_raise() -> None:
     samples = [{"final_response": "ok"}] * 3 + [{"final_response": "bad"}]
     with pytest.raises(LookupError, match="no such product"):
         await calculate_rewards(picky, samples, concurrency=2)
+
+
+@pytest.mark.parametrize("on_error", ["record", "raise"])
+async def test_a_field_no_sample_supplies_raises_before_any_call_even_under_record(on_error: str) -> None:
+    calls: list[str] = []
+
+    @reward(auto_register=False)
+    def typo(final_response: str, answr: str) -> float:
+        calls.append(final_response)
+        return 1.0
+
+    samples = [{"final_response": str(i), "answer": "4"} for i in range(3)]
+    with pytest.raises(MissingFieldError) as caught:
+        await calculate_rewards(typo, samples, on_error=on_error)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "reward 'typo' (" in message
+    assert f"{__file__}:" in message  # where the reward is defined
+    assert "requires field 'answr', which none of the 3 samples supplies" in message
+    assert "available fields of the first sample: answer, final_response" in message
+    assert "Did you mean 'answer'?" in message
+    assert (caught.value.parameter, caught.value.suggestion) == ("answr", "answer")
+    assert calls == []  # a configuration error: not one silent 0.0 per sample
+
+
+async def test_the_unsupplied_parameter_is_named_when_others_are_missing_only_here_and_there() -> None:
+    @reward(auto_register=False)
+    def two(final_response: str, answer: str, rubric: str) -> float:
+        return 1.0
+
+    samples = [{"answer": "1"}, {"final_response": "x", "answer": "2"}]
+    with pytest.raises(MissingFieldError, match=r"requires field 'rubric', which none of the 2 samples") as caught:
+        await calculate_rewards(two, samples, on_error="record")
+    assert caught.value.parameter == "rubric"
+
+
+async def test_a_field_collision_raises_under_record() -> None:
+    @reward(auto_register=False)
+    def inner(final_response: str, answer: str) -> float:
+        return float(final_response == answer)
+
+    @reward(auto_register=False)
+    async def judge(final_response: str, task: dict[str, Any]) -> float:
+        # Grades with another reward, building its fields from the task data: a task holding
+        # a predefined field's name is a data/config error for every sample, not one sample's.
+        result = await calculate_reward(inner, **build_fields(task, final_response=final_response))
+        assert result is not None
+        return result.reward
+
+    good = [{"final_response": "4", "task": {"answer": "4"}}]
+    assert [r.reward for r in await calculate_rewards(judge, good, on_error="record")] == [1.0]
+    bad = [{"final_response": "4", "task": {"answer": "4", "final_response": "5"}}] * 3
+    with pytest.raises(FieldCollisionError, match="task field 'final_response' has the name of a predefined field"):
+        await calculate_rewards(judge, bad, on_error="record")
+
+
+async def test_a_timed_out_sync_call_does_not_make_later_samples_time_out() -> None:
+    release = threading.Event()
+
+    @reward(auto_register=False)
+    def hangs_once(final_response: str) -> float:
+        if final_response == "hang":
+            release.wait(30)
+        return 1.0
+
+    samples = [{"final_response": "hang"}] + [{"final_response": "ok"}] * 5
+    try:
+        # One worker: each later sample is only submitted after the hung one timed out, while
+        # its thread still runs. Their own timeouts must not be spent waiting for that thread.
+        results = await calculate_rewards(hangs_once, samples, concurrency=1, timeout=0.5, on_error="record")
+    finally:
+        release.set()
+    assert [r.reward for r in results] == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert results[0].extras["error"].startswith("TimeoutError: reward 'hangs_once' on samples[0]")
+
+
+def test_a_hung_sync_reward_does_not_block_interpreter_exit() -> None:
+    code = textwrap.dedent("""
+        import asyncio, threading
+        from rewardkit import calculate_rewards, reward
+
+        @reward
+        def hangs_forever(final_response):
+            threading.Event().wait()
+
+        results = asyncio.run(calculate_rewards(
+            hangs_forever, [{"final_response": "x"}], timeout=0.1, on_error="record"))
+        print(results[0].extras["error"])
+    """)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "TimeoutError: reward 'hangs_forever' on samples[0] took longer than 0.1 s"

@@ -261,3 +261,33 @@ async def test_contexts_through_a_batch(resources: ResourceManager) -> None:
     results = await calculate_rewards(counts, [{"context": c, "id": c.rollout_id} for c in contexts], concurrency=1)
     assert [r.reward for r in results] == [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
     await resources.aclose()
+
+
+@pytest.mark.parametrize("scope", ["global", "rollout"])
+async def test_an_acquire_still_waiting_when_its_rollout_ends_hands_the_instance_back(
+    resources: ResourceManager, scope: str
+) -> None:
+    closed: list[object] = []
+    gate = asyncio.Event()
+
+    async def slow_factory() -> object:
+        await gate.wait()
+        return object()
+
+    spec = ResourceSpec(key=f"late-{scope}", factory=slow_factory, close=closed.append, max_instances=1)
+    rollout = Context("ended", resources=resources)
+    # A tool still waiting for the resource when the rollout's cleanup runs (e.g. a task the
+    # reward started and never awaited): the cleanup cannot see an instance not made yet.
+    late = asyncio.ensure_future(rollout.acquire_resource(spec, scope=scope))  # type: ignore[arg-type]
+    await asyncio.sleep(0.01)
+    await rollout.close()
+    gate.set()
+    with pytest.raises(RuntimeError, match=rf"resource 'late-{scope}' for 'ended': the rollout ended"):
+        await late
+    if scope == "rollout":
+        assert len(closed) == 1  # closed, not leaked
+    else:
+        # returned to the pool: the next rollout gets it at once instead of timing out
+        assert resources.in_use(spec.key) == 1
+        assert await Context("next", resources=resources).acquire_resource(spec, scope="global", timeout=1) is not None
+        assert resources.in_use(spec.key) == 1

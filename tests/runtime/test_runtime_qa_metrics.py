@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,6 +116,20 @@ def test_data_metrics_over_trajectories_and_dicts() -> None:
     assert compute_data_metrics([]) == {}
     with pytest.raises(TypeError, match=r"results\[0\] is a float"):
         compute_data_metrics([0.5])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"results\[1\]\['reward'\] is 'high', not a number"):
+        compute_data_metrics([{"reward": 1.0}, {"reward": "high"}])
+
+
+def test_numpy_numbers_and_bools_in_extras_are_aggregated() -> None:
+    results = [
+        RewardResult(1.0, {"correct": np.bool_(True), "f1": np.float32(0.5), "steps": np.array(4)}),
+        RewardResult(0.0, {"correct": np.bool_(False), "f1": np.float64(1.0), "steps": np.array([1, 2])}),
+    ]
+    metrics = compute_data_metrics(results)
+    assert metrics["reward_extra/correct/mean"] == 0.5
+    assert metrics["reward_extra/f1/max"] == 1.0
+    assert metrics["reward_extra/steps/mean"] == 4.0  # the 1-d array is not a number: not counted
+    assert metrics["reward_extra/steps/count"] == 1
 
 
 @given(st.text(max_size=40), st.text(max_size=40))

@@ -177,3 +177,8 @@ def test_math_reward_is_a_lazily_imported_builtin() -> None:
     assert math_reward.__module__ == "rewardkit.math.reward"
     assert {"final_response", "answer"} <= set(math_reward.parameters)
     assert math_reward(final_response=r"so \boxed{4}", answer="4").reward == 1.0
+
+
+def test_a_name_that_is_not_a_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="a reward name must be a string, got 3"):
+        get_reward(3)  # type: ignore[arg-type]

@@ -153,3 +153,20 @@ async def test_legacy_none_as_zero_on_the_decorator() -> None:
 def test_any_finite_number_round_trips(value: float) -> None:
     assert RewardResult.from_raw(value).reward == float(value)
     assert RewardResult.from_raw({"reward": value, "x": 1}).extras == {"x": 1}
+
+
+def test_an_int_too_large_for_a_float_is_a_value_error_naming_the_reward() -> None:
+    with pytest.raises(RewardValueError, match=r"reward 'huge' returned 1000.*too large for a float"):
+        RewardResult.from_raw(10**400, reward_name="huge")
+    with pytest.raises(RewardValueError, match=r"returned 'reward' = 1000.*too large"):
+        RewardResult.from_raw({"reward": 10**400})
+
+
+def test_results_are_read_by_name_like_agentflys_result_dict() -> None:
+    result = RewardResult.from_raw({"reward": 0.5, "f1": 0.25})
+    assert result["reward"] == 0.5
+    assert result["f1"] == 0.25
+    assert result[0] == 0.5  # still a tuple by position
+    assert result[1] == {"f1": 0.25}
+    with pytest.raises(KeyError, match="em"):
+        result["em"]

@@ -307,3 +307,13 @@ async def test_calculate_reward_refuses_a_base_reward_class() -> None:
 
     with pytest.raises(TypeError, match=r"got the class .*NeedsInstance .*pass an instance"):
         await calculate_reward(NeedsInstance, final_response="x")
+
+
+async def test_missing_field_of_a_callable_object_names_where_its_call_is_defined() -> None:
+    class Grader:
+        def __call__(self, final_response: str, answer: str) -> float:
+            return float(final_response == answer)
+
+    line = inspect.getsourcelines(Grader.__call__)[1]
+    with pytest.raises(MissingFieldError, match=rf"reward 'Grader' \({__file__}:{line}\) requires field 'answer'"):
+        await calculate_reward(Grader(), final_response="x")
