@@ -1,5 +1,7 @@
 """``calculate_rewards`` over 100,000 samples of a trivial async reward: samples/s and peak
 memory, against the naive peer (one task per sample, ``asyncio.gather``) in the same run.
+Then a trivial sync reward (threads), without and with a per-call timeout, against the plain
+peer: every sample through ``loop.run_in_executor`` on a ``ThreadPoolExecutor`` of the same size.
 
 Memory is the peak of Python allocations (``tracemalloc``) during the call, above what the
 samples list already holds; it is measured in a separate run from the throughput, because
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import gc
 import time
 import tracemalloc
@@ -27,6 +30,11 @@ async def trivial(final_response: str, answer: str) -> float:
     return 1.0 if final_response == answer else 0.0
 
 
+@reward(name="bench_trivial_sync", auto_register=False)
+def trivial_sync(final_response: str, answer: str) -> float:
+    return 1.0 if final_response == answer else 0.0
+
+
 def make_samples(count: int) -> list[dict[str, Any]]:
     return [{"final_response": str(i % 10), "answer": "3", "id": f"r{i}"} for i in range(count)]
 
@@ -38,6 +46,24 @@ async def rewardkit_batch(samples: Sequence[dict[str, Any]], concurrency: int) -
 async def naive_gather(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
     """The peer: every sample's coroutine and task exist at once."""
     return list(await asyncio.gather(*(calculate_reward(trivial, **sample) for sample in samples)))  # type: ignore[arg-type]
+
+
+async def rewardkit_sync_batch(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
+    return await calculate_rewards(trivial_sync, samples, concurrency=concurrency)
+
+
+async def rewardkit_sync_batch_with_timeout(
+    samples: Sequence[dict[str, Any]], concurrency: int
+) -> list[RewardResult]:
+    return await calculate_rewards(trivial_sync, samples, concurrency=concurrency, timeout=5.0)
+
+
+async def executor_gather(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
+    """The sync peer: one executor job per sample on a pool of ``concurrency`` threads, no timeout."""
+    loop = asyncio.get_running_loop()
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        jobs = [loop.run_in_executor(pool, trivial_sync.invoke, sample) for sample in samples]
+        return list(await asyncio.gather(*jobs))
 
 
 Runner = Callable[[Sequence[dict[str, Any]], int], Awaitable[list[RewardResult]]]
@@ -82,6 +108,19 @@ def main() -> int:
     print(f"\n  (the {args.samples} RewardResults themselves take {results_only:.1f} MiB)")
     print(f"  throughput ratio rewardkit / naive: {our_rate / peer_rate:.2f}x")
     print(f"  peak memory ratio naive / rewardkit: {peer_peak / our_peak:.1f}x")
+
+    print(f"\n{args.samples} samples, trivial sync reward (threads), concurrency={args.concurrency}\n")
+    sync_rows = (
+        ("rewardkit calculate_rewards", rewardkit_sync_batch),
+        ("rewardkit, timeout=5.0", rewardkit_sync_batch_with_timeout),
+        ("run_in_executor per sample", executor_gather),
+    )
+    rates = {label: throughput(runner, samples, args.concurrency) for label, runner in sync_rows}
+    for label, rate in rates.items():
+        print(f"  {label:32s} {rate:10,.0f} samples/s")
+    peer = rates["run_in_executor per sample"]
+    print(f"  throughput ratio rewardkit / executor: {rates['rewardkit calculate_rewards'] / peer:.2f}x, "
+          f"with a timeout: {rates['rewardkit, timeout=5.0'] / peer:.2f}x")
     return 0
 
 

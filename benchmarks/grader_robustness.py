@@ -1,17 +1,25 @@
 """Robustness of rewardkit's math grader on real golds: each gold, boxed in a response, against itself.
 
-    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl
+    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl [--variants] [--perturbed] [--hostile]
 
 Prints the acceptance rate, p50/p99/max latency, the number of calls over the budget, and every
 rejected gold with the verdict's reason (the best source of real normalization cases).
+``--perturbed`` grades each gold with one digit changed against the original (every acceptance
+is a potential false positive, listed); ``--hostile`` times adversarial inputs (power towers,
+huge factorials, deep nesting, a megabyte of text, patterns that make naive regexes quadratic)
+from the main thread, another thread and inside asyncio, against the budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import random
+import re
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", default="lenient", choices=("lenient", "strict"))
     parser.add_argument("--budget", type=float, default=1.0, help="the per-call timeout, seconds")
     parser.add_argument("--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)")
+    parser.add_argument("--perturbed", action="store_true", help="also grade golds with one digit changed")
+    parser.add_argument("--hostile", action="store_true", help="also time adversarial inputs against the budget")
     args = parser.parse_args(argv)
 
     from rewardkit.math import grade, warm_up
@@ -64,7 +74,83 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {verdict.reason:>9} {verdict.tag}: {gold!r} -> answer {verdict.parsed_answer!r}")
     if args.variants:
         _report_variants(grade, golds, args)
+    if args.perturbed:
+        _report_perturbed(golds, args)
+    if args.hostile:
+        _report_hostile(args)
     return 0
+
+
+def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:
+    """Each gold with one digit changed (fixed seed), graded against the original: should be rejected."""
+    from rewardkit.math import compare_answers
+
+    rng = random.Random(7)
+    accepted: list[tuple[str, str, str]] = []
+    tried = 0
+    for gold in golds:
+        digits = [match.start() for match in re.finditer(r"\d", gold)]
+        if not digits:
+            continue
+        index = rng.choice(digits)
+        perturbed = gold[:index] + str((int(gold[index]) + 1) % 10) + gold[index + 1 :]
+        tried += 1
+        verdict = compare_answers(perturbed, gold, policy=args.policy, timeout=args.budget)
+        if verdict.correct:
+            accepted.append((gold, perturbed, verdict.reason))
+    print(f"perturbed    : {tried - len(accepted)}/{tried} rejected ({len(accepted)} accepted, each listed)")
+    for gold, perturbed, reason in accepted:
+        print(f"  {reason:>9}: {gold!r} <- {perturbed!r}")
+
+
+def hostile_inputs() -> dict[str, str]:
+    """Responses built to exhaust a grader: evaluation bombs, deep nesting, huge or quadratic text."""
+    return {
+        "power tower": r"\boxed{9^{9^{9^9}}}",
+        "huge factorial": r"\boxed{100000!}",
+        "huge power": r"\boxed{10^{10^{10}}}",
+        "exp tower": r"\boxed{e^{e^{e^{e^{10}}}}}",
+        "5000 nested braces": r"\boxed{" + "{" * 5000 + "1" + "}" * 5000 + "}",
+        "5000 nested parens": r"\boxed{" + "(" * 5000 + "1" + ")" * 5000 + "}",
+        "3000 nested tuples": r"\boxed{" + "(1," * 3000 + "1" + ")" * 3000 + "}",
+        "megabyte of text": "x" * 1_000_000 + r" \boxed{5}",
+        "megabyte box": r"\boxed{" + "1+" * 500_000 + "1}",
+        "control characters": "\x00\x01\x1b[31m\x07" * 1000 + r"\boxed{5\x00}",
+        "unclosed display math": "\\[" * 5000,
+        "unclosed inline parens": "\\(" * 5000 + "x",
+        "tildes": r"\boxed{" + "~" * 9000 + "x}",
+        "semicolons": r"\boxed{" + " ;" * 4500 + "1}",
+        "text pieces": r"\boxed{" + r"\text{a}" * 1200 + "}",
+    }
+
+
+def _report_hostile(args: argparse.Namespace) -> None:
+    from rewardkit.math import grade
+
+    golds = ("5", "x+1", "(1,2)")
+
+    def run(where: str, worst: list[tuple[float, str, str]]) -> None:
+        for name, response in hostile_inputs().items():
+            for gold in golds:
+                started = time.perf_counter()
+                grade(response, gold, policy=args.policy, extract="auto", timeout=args.budget)
+                worst.append((time.perf_counter() - started, f"{name} ({where})", gold))
+
+    worst: list[tuple[float, str, str]] = []
+    run("main thread", worst)
+    thread = threading.Thread(target=run, args=("thread", worst))
+    thread.start()
+    thread.join()
+
+    async def in_event_loop() -> None:
+        run("asyncio", worst)
+
+    asyncio.run(in_event_loop())
+    worst.sort(reverse=True)
+    over = sum(latency > args.budget for latency, _, _ in worst)
+    print(f"hostile      : {len(worst)} calls, max {1000 * worst[0][0]:.1f} ms, over budget: {over}")
+    for latency, name, gold in worst[:5]:
+        print(f"  {1000 * latency:8.1f} ms  {name} vs {gold!r}")
 
 
 def _variants(gold: str) -> dict[str, str]:

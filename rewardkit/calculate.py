@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
@@ -76,45 +77,76 @@ CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError,)
 """Errors that mean the reward or its data mapping is wrong, not one sample: never recorded."""
 
 
+def _run_into(future: concurrent.futures.Future[Any], function: Callable[[Any], Any], argument: Any) -> None:
+    """Call ``function(argument)`` and settle ``future`` with the outcome (unless it was cancelled)."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        future.set_result(function(argument))
+    except BaseException as exc:
+        future.set_exception(exc)
+
+
 def call_in_daemon_thread(function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
     """Run ``function(argument)`` in a new daemon thread; its result arrives in the future.
 
-    For sync calls under a timeout: a timed-out call cannot be killed, so it must not hold a
-    pool thread that later samples wait for (their timeouts would expire in the queue), nor
-    block the interpreter's exit (pool threads are joined at exit; daemon threads are not).
+    For one sync call under a timeout: a timed-out call cannot be killed, and in a daemon thread
+    it at least never blocks the interpreter's exit (pool threads are joined at exit).
     """
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(function(argument))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="rewardkit-timed-call", daemon=True).start()
+    threading.Thread(target=_run_into, args=(future, function, argument), name="rewardkit-call", daemon=True).start()
     return future
 
 
-def check_fields_supplied(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
-    """Raise ``MissingFieldError`` if a required parameter of ``reward`` is in none of ``samples``.
+class _DaemonThreads:
+    """The threads a batch runs a sync reward in: daemon threads, so a hung call never blocks the
+    interpreter's exit, and one more is started for each call that timed out, so the samples after
+    it never queue behind its thread (their own timeouts would run out in the queue)."""
 
-    Such a reward fails on every sample whatever the data: a configuration error (a typo in a
-    parameter name, a field the caller never builds), not a per-sample failure to record.
-    Stops at the first sample holding each parameter, so a well-formed batch costs next to nothing.
-    """
+    def __init__(self, count: int) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._count = 0
+        for _ in range(count):
+            self.add_thread()
+
+    def add_thread(self) -> None:
+        """Start one more thread (to stand in for one stuck in a timed-out call)."""
+        threading.Thread(target=self._serve, name="rewardkit-reward", daemon=True).start()
+        self._count += 1
+
+    def _serve(self) -> None:
+        while (job := self._queue.get()) is not None:
+            _run_into(*job)
+
+    def submit(self, function: Callable[[Any], Any], argument: Any) -> asyncio.Future[Any]:
+        """Queue ``function(argument)``; cancelling the returned future drops it if not started."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((future, function, argument))
+        return asyncio.wrap_future(future)
+
+    def shutdown(self) -> None:
+        """Let every thread end once it is idle (threads stuck in a call end after it)."""
+        for _ in range(self._count):
+            self._queue.put(None)
+
+
+def check_samples(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
+    """Raise, before any call, what would fail every sample whatever its data: a sample that is
+    not a mapping of fields (``TypeError``), or a required parameter of ``reward`` that no sample
+    supplies (``MissingFieldError``: a typo in a parameter name, a field the caller never builds).
+    Recording these would give every sample a silent 0.0."""
+    for index, sample in enumerate(samples):
+        if sample.__class__ is not dict and not isinstance(sample, Mapping):
+            raise TypeError(
+                f"samples[{index}] is a {type(sample).__name__}, expected a mapping of field names to values"
+            )
     binding = reward.binding
-    first = next((sample for sample in samples if isinstance(sample, Mapping)), None)
-    if binding is None or first is None:
+    if binding is None or not samples:
         return
-    unsupplied = [
-        name
-        for name in binding.required
-        if not any(isinstance(sample, Mapping) and name in sample for sample in samples)
-    ]
+    # any() stops at the first sample holding the name: a well-formed batch costs next to nothing.
+    unsupplied = [name for name in binding.required if not any(name in sample for sample in samples)]
     if unsupplied:
-        raise binding.missing_field_error(first, unsupplied=unsupplied, batch_size=len(samples))
+        raise binding.missing_field_error(samples[0], unsupplied=unsupplied, batch_size=len(samples))
 
 
 async def calculate_rewards(
@@ -129,14 +161,16 @@ async def calculate_rewards(
 
     At most ``concurrency`` samples are in flight: a fixed set of workers pulls samples, so
     memory stays bounded however long ``samples`` is. Async rewards run on the event loop;
-    sync rewards run in a thread pool so they never block it. ``timeout`` (seconds) applies to
-    each call (a timed-out sync call's thread finishes in the background; Python cannot kill it).
+    sync rewards run in daemon threads so they never block it. ``timeout`` (seconds) applies to
+    each call (Python cannot kill a thread: a timed-out sync call finishes in the background and
+    a new thread takes its place, so later samples do not wait for it).
     ``on_error="record"`` turns a failing or timed-out sample into
     ``RewardResult(0.0, {"error": "<type>: <message>"})``; ``"raise"`` cancels the rest and
     raises the first error. Configuration errors raise under either policy, before a silent 0.0
-    could stand in for every sample: a required parameter that no sample supplies
-    (``MissingFieldError``, raised before any call) and a ``FieldCollisionError``. A required
-    field missing from only some samples is a per-sample failure, recorded like any other.
+    could stand in for every sample: a sample that is not a mapping and a required parameter that
+    no sample supplies (``TypeError`` and ``MissingFieldError``, both raised before any call), and
+    a ``FieldCollisionError``. A required field missing from only some samples is a per-sample
+    failure, recorded like any other.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
@@ -148,48 +182,33 @@ async def calculate_rewards(
     total = len(samples)
     if total == 0:
         return []
-    check_fields_supplied(reward, samples)
+    check_samples(reward, samples)
     results: list[RewardResult | None] = [None] * total
     workers = min(concurrency, total)
     record = on_error == "record"
-    # Sync rewards: a pool of `workers` threads, or one daemon thread per call under a timeout
-    # (see call_in_daemon_thread: a timed-out call must not hold a pool thread).
-    executor = (
-        None
-        if reward.is_async or timeout is not None
-        else concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="rewardkit")
-    )
-    loop = asyncio.get_running_loop()
+    threads = None if reward.is_async else _DaemonThreads(workers)
     invoke = reward.invoke
 
-    def compute(index: int, sample: Mapping[str, Any]) -> Any:
-        if not isinstance(sample, Mapping):
-            raise TypeError(
-                f"samples[{index}] is a {type(sample).__name__}, expected a mapping of field names to values"
-            )
-        if reward.is_async:
+    def compute(sample: Mapping[str, Any]) -> Any:
+        if threads is None:
             return invoke(sample)
-        if executor is None:
-            return asyncio.wrap_future(call_in_daemon_thread(invoke, sample))
-        return loop.run_in_executor(executor, invoke, sample)
+        return threads.submit(invoke, sample)
 
     async def run_one(index: int, sample: Mapping[str, Any]) -> RewardResult:
         try:
-            pending = compute(index, sample)
+            pending = compute(sample)
             if timeout is None:
                 return await pending  # type: ignore[no-any-return]
             return await asyncio.wait_for(pending, timeout)
-        except asyncio.TimeoutError:
-            exc: BaseException = TimeoutError(
-                f"reward {reward.name!r} on samples[{index}] took longer than {timeout} s"
-            )
-            if record:
-                return RewardResult(0.0, {"error": describe_error(exc)})
-            raise exc from None
-        except CONFIGURATION_ERRORS:
-            raise
         except Exception as exc:
-            if record:
+            if timeout is not None and is_wait_for_timeout(exc):
+                if threads is not None:
+                    threads.add_thread()  # the timed-out call still holds its thread
+                timed_out = TimeoutError(f"reward {reward.name!r} on samples[{index}] took longer than {timeout} s")
+                if record:
+                    return RewardResult(0.0, {"error": describe_error(timed_out)})
+                raise timed_out from None
+            if record and not isinstance(exc, CONFIGURATION_ERRORS):
                 return RewardResult(0.0, {"error": describe_error(exc)})
             _add_note(exc, f"while computing reward {reward.name!r} on samples[{index}]")
             raise
@@ -210,9 +229,15 @@ async def calculate_rewards(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if threads is not None:
+            threads.shutdown()
     return results  # type: ignore[return-value]
+
+
+def is_wait_for_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``asyncio.wait_for``'s own timeout (raised from the cancellation of the
+    call it timed out), not a ``TimeoutError`` the reward raised itself (e.g. from an API client)."""
+    return isinstance(exc, asyncio.TimeoutError) and isinstance(exc.__cause__, asyncio.CancelledError)
 
 
 def _add_note(exc: BaseException, note: str) -> None:
@@ -227,5 +252,6 @@ __all__ = [
     "calculate_reward",
     "calculate_rewards",
     "call_in_daemon_thread",
-    "check_fields_supplied",
+    "check_samples",
+    "is_wait_for_timeout",
 ]

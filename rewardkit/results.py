@@ -133,8 +133,6 @@ class RewardResult(_RewardResultFields):
             if raw - raw == 0.0:  # type: ignore[operator]  # finite: inf - inf and nan - nan are nan
                 return _new_tuple(RewardResult, (raw, {}))  # type: ignore[arg-type]
             return cls(_as_reward_value(raw, reward_name, ""))
-        if kind is RewardResult:
-            return raw  # type: ignore[return-value]
         if isinstance(raw, RewardResult):
             return raw
         if isinstance(raw, Mapping):

@@ -14,6 +14,7 @@ import inspect
 import operator
 import pickle
 import sys
+import types
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, overload
@@ -121,7 +122,7 @@ class FieldBinding:
         )
         message = (
             f"reward {self.reward_name!r} ({self.location}) requires field{'s' if len(missing) > 1 else ''} "
-            f"{listed}, which {supplier}; available fields{'' if batch_size is None else ' of the first sample'}: "
+            f"{listed}, which {supplier}; available fields{'' if batch_size is None else ' of samples[0]'}: "
             f"{', '.join(available) if available else '(none)'}"
         )
         matches = difflib.get_close_matches(first, available, n=1, cutoff=0.6)
@@ -137,12 +138,26 @@ class FieldBinding:
         )
 
 
-def _source_location(obj: object) -> str:
-    """``file:line`` where ``obj`` (a function, or a callable object's ``__call__``) was defined,
-    or its qualified name if unknown."""
+def _origin(obj: Any) -> Any:
+    """The function behind ``functools.partial`` layers (what a reader would call the reward)."""
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    return obj
+
+
+def _code_of(obj: object) -> types.CodeType | None:
+    """The code object of a function (through decorators and partials) or of a callable
+    object's ``__call__``; ``None`` for builtins."""
+    obj = _origin(obj)
     code = getattr(inspect.unwrap(obj), "__code__", None) if callable(obj) else None  # type: ignore[arg-type]
     if code is None and not inspect.isroutine(obj):
         code = getattr(inspect.getattr_static(type(obj), "__call__", None), "__code__", None)
+    return code
+
+
+def _source_location(obj: object) -> str:
+    """``file:line`` where ``obj`` was defined, or its qualified name if unknown."""
+    code = _code_of(obj)
     if code is None:
         return getattr(obj, "__qualname__", type(obj).__qualname__)
     return f"{code.co_filename}:{code.co_firstlineno}"
@@ -158,7 +173,7 @@ def _is_async_callable(function: object) -> bool:
 
 
 def _definition_line(obj: object) -> int:
-    code = getattr(inspect.unwrap(obj), "__code__", None)  # type: ignore[arg-type]
+    code = _code_of(obj)
     return code.co_firstlineno if code is not None else 0
 
 
@@ -170,7 +185,7 @@ def _check_name(name: object, default: str) -> str:
     return name
 
 
-def _find_by_qualname(module: str, qualname: str) -> Any:
+def find_by_qualname(module: str, qualname: str) -> Any:
     """Import ``module`` and walk ``qualname``: how reward objects are found again after pickling."""
     target: Any = importlib.import_module(module)
     for part in qualname.split("."):
@@ -216,8 +231,8 @@ class Reward:
         self.registration = Registration(
             name=self.name,
             reward=self,
-            module=getattr(function, "__module__", None) or "__main__",
-            qualname=getattr(function, "__qualname__", default_name),
+            module=getattr(_origin(function), "__module__", None) or "__main__",
+            qualname=getattr(_origin(function), "__qualname__", default_name),
             line=_definition_line(function),
         )
         if auto_register:
@@ -294,12 +309,14 @@ class Reward:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Found again by module and qualified name, so rewards travel to worker processes.
-        if "<locals>" in self.__qualname__:
+        qualname = self.__dict__.get("__qualname__")
+        if qualname is None or "<locals>" in qualname:
+            what = "is defined inside a function" if qualname else "wraps a callable that is not a function"
             raise pickle.PicklingError(
-                f"reward {self.name!r} ({self.binding.location}) is defined inside a function and "
-                "cannot be found again in another process; define it at module level"
+                f"reward {self.name!r} ({self.binding.location}) {what} and cannot be found again "
+                "in another process; decorate a function defined at module level"
             )
-        return (_find_by_qualname, (self.__module__, self.__qualname__))
+        return (find_by_qualname, (self.__module__, qualname))
 
 
 @overload

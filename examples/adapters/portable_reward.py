@@ -24,5 +24,6 @@ trl_reward = to_trl(final_number, field_map={"solution": "answer"}, timeout=10.0
 # OpenRLHF: --remote_rm_url portable_reward.py --label_key answer (it loads `reward_func`).
 reward_func = to_openrlhf(final_number, timeout=10.0)
 
-# AgentFly: pass `final_number` itself, or this for a timeout and a fallback on errors.
+# AgentFly awaits its rewards: this makes the sync `final_number` awaitable, with a timeout
+# and a fallback on errors (an async @reward can be passed to AgentFly as is).
 agentfly_reward = to_agentfly(final_number, timeout=10.0)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 
-from rewardkit.checks import Diagnostic, Fix, Severity, Span
-from rewardkit.checks.fixes import REWARD_PLACEHOLDER
+from rewardkit.checks import Diagnostic, Fix, Severity, Span, apply_edits
 from rewardkit_lsp.positions import LineIndex
 
 SOURCE = "rewardkit"
@@ -37,6 +34,10 @@ def to_lsp_diagnostic(diagnostic: Diagnostic, index: LineIndex) -> types.Diagnos
     )
 
 
+SELECT_RANGE_COMMAND = "rewardkit.selectRange"
+"""Server command run after a fix that inserts a placeholder: the client selects it for editing."""
+
+
 def to_code_action(
     fix: Fix,
     diagnostic: types.Diagnostic,
@@ -44,12 +45,12 @@ def to_code_action(
     version: int | None,
     index: LineIndex,
     *,
-    select_placeholders: bool = False,
+    select_in: str | None = None,
 ) -> types.CodeAction:
     """A quick-fix code action applying ``fix`` to the document at ``version``.
 
-    With ``select_placeholders`` (the client can show documents), a fix that inserts a
-    placeholder also runs a command that selects it, ready to be typed over.
+    Given ``select_in`` (the document's text; pass it when the client can show documents), a fix
+    with a ``selection`` (a placeholder to type over) also runs a command that selects it.
     """
     edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
         types.TextEdit(
@@ -62,48 +63,23 @@ def to_code_action(
         text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
         edits=edits,
     )
-    selection = placeholder_range(fix, index) if select_placeholders else None
+    command = None
+    if fix.selection is not None and select_in is not None:
+        # The selection is a range of the fixed text: convert it with that text's lines.
+        after = LineIndex(apply_edits(select_in, fix.edits), index.encoding)
+        command = types.Command(
+            title="Select the placeholder",
+            command=SELECT_RANGE_COMMAND,
+            arguments=[uri, span_range(fix.selection, after)],
+        )
     return types.CodeAction(
         title=fix.title,
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
         is_preferred=fix.is_preferred or None,
         edit=types.WorkspaceEdit(document_changes=[document_edit]),
-        command=None
-        if selection is None
-        else types.Command(
-            title="Select the placeholder", command=SELECT_RANGE_COMMAND, arguments=[uri, selection]
-        ),
+        command=command,
     )
-
-
-SELECT_RANGE_COMMAND = "rewardkit.selectRange"
-"""Server command run after a fix that inserts a placeholder: the client selects it for editing."""
-
-_PLACEHOLDER_ENTRY = re.compile(r"""reward["']?\s*[:=]\s*""" + re.escape(REWARD_PLACEHOLDER))
-
-
-def placeholder_range(fix: Fix, index: LineIndex) -> types.Range | None:
-    """Where the placeholder value of ``fix`` lands once it is applied, if it inserts one."""
-    for edit in fix.edits:
-        match = _PLACEHOLDER_ENTRY.search(edit.new_text)
-        if match is None or "\n" in edit.new_text[: match.end()]:
-            continue
-        start = index.to_client(edit.line - 1, edit.column)
-        before = edit.new_text[: match.end() - len(REWARD_PLACEHOLDER)]
-        units = LineIndex(before + REWARD_PLACEHOLDER, index.encoding)
-        return types.Range(
-            start=types.Position(
-                line=start.line,
-                character=start.character + units.to_client(0, len(before)).character,
-            ),
-            end=types.Position(
-                line=start.line,
-                character=start.character
-                + units.to_client(0, len(before) + len(REWARD_PLACEHOLDER)).character,
-            ),
-        )
-    return None
 
 
 def overlaps(span: Span, start: tuple[int, int], end: tuple[int, int]) -> bool:

@@ -37,7 +37,7 @@ def hover_markdown(
     title = f"**`{parameter.name}`**: parameter of {reward_label(reward)}"
     if parameter.kind in ("var_positional", "var_keyword"):
         return f"{title}\n\nrewards are called with keyword arguments only; this collects nothing."
-    described = config.describe_field(parameter.name)
+    described = dict(reward.own_fields).get(parameter.name) or config.describe_field(parameter.name)
     if described is not None:
         kind = "predefined field" if parameter.name in PREDEFINED_FIELDS else "field"
         return f"{title}\n\n{kind}: {described}"
@@ -71,7 +71,8 @@ def field_completions(
         if not parameter.span.contains(line, column)
     }
     items = []
-    for order, (name, description) in enumerate(config.known_fields().items()):
+    fields = {**config.known_fields(), **dict(reward.own_fields)}
+    for order, (name, description) in enumerate(fields.items()):
         if name in used:
             continue
         if name in PREDEFINED_FIELDS:

@@ -7,7 +7,6 @@ disk; it is cached per directory and dropped when a ``pyproject.toml`` or task s
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from collections.abc import Iterable
@@ -15,19 +14,13 @@ from pathlib import Path
 
 from rewardkit.checks import CheckConfig, ConfigError, TaskField, load_config
 
-SETTINGS_SOURCE = "editor settings (rewardkit.taskFields)"
-"""What hover names as the source of task fields declared in the editor."""
+SETTINGS_SOURCE = "rewardkit.taskFields"
+"""The setting hover names as the source of task fields declared in the editor."""
 
 
 def with_editor_task_fields(config: CheckConfig, names: Iterable[str]) -> CheckConfig:
     """``config`` plus task fields declared in the editor (project declarations win)."""
-    extra = [name for name in names if name not in config.task_fields]
-    if not extra:
-        return config
-    task_fields = dict(config.task_fields)
-    for name in extra:
-        task_fields[name] = TaskField(name, "pyproject", SETTINGS_SOURCE)
-    return dataclasses.replace(config, task_fields=task_fields)
+    return config.with_task_fields(TaskField(name, "editor", SETTINGS_SOURCE) for name in names)
 
 
 class ProjectConfigs:

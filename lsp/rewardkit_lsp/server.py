@@ -31,7 +31,13 @@ from rewardkit.checks import (
     ModuleAnalyzer,
     suppression_fix,
 )
-from rewardkit_lsp.convert import SELECT_RANGE_COMMAND, overlaps, to_code_action, to_lsp_diagnostic
+from rewardkit_lsp.convert import (
+    SELECT_RANGE_COMMAND,
+    overlaps,
+    span_range,
+    to_code_action,
+    to_lsp_diagnostic,
+)
 from rewardkit_lsp.debounce import Debouncer
 from rewardkit_lsp.field_help import (
     field_completions,
@@ -78,7 +84,8 @@ class OpenDocument:
     analyzer: ModuleAnalyzer = field(default_factory=ModuleAnalyzer)
     checked: CheckedVersion | None = None
     last_parsed: CheckedVersion | None = None
-    """The latest version without a syntax error: hover and completion fall back to it."""
+    """The latest version without a syntax error: hover and completion fall back to it for a
+    definition that does not parse right now (the engine still has the others' rewards)."""
     skipped_reported: bool = False
 
     @property
@@ -293,7 +300,7 @@ class RewardkitLanguageServer(LanguageServer):
             document.checked is None or _newer(checked.version, document.checked.version)
         ):
             document.checked = checked
-            if not any(d.code == SYNTAX_ERROR_CODE for d in checked.analysis.diagnostics):
+            if checked.analysis.syntax_error is None:
                 document.last_parsed = checked
         return checked
 
@@ -347,15 +354,17 @@ class RewardkitLanguageServer(LanguageServer):
         for uri in list(self.documents):
             self.schedule(uri, 0)
 
-    async def last_parsed(self, uri: str) -> CheckedVersion | None:
-        """The current results if they parsed, else the latest version that did (for hover/completion)."""
+    async def lookup_versions(self, uri: str) -> list[CheckedVersion]:
+        """Where hover and completion look, in order: the current results, then, while the current
+        text has a syntax error, the latest version that parsed (for the definition being typed)."""
         checked = await self.check(uri)
         if checked is None:
-            return None
+            return []
         document = self.documents.get(uri)
-        if any(d.code == SYNTAX_ERROR_CODE for d in checked.analysis.diagnostics) and document:
-            return document.last_parsed
-        return checked
+        fallback = document.last_parsed if document is not None else None
+        if checked.analysis.syntax_error is None or fallback is None:
+            return [checked]
+        return [checked, fallback]
 
 
 def _newer(version: int | None, than: int | None) -> bool:
@@ -528,6 +537,7 @@ async def code_action(
         return None
     start = checked.index.from_client(params.range.start)
     end = checked.index.from_client(params.range.end)
+    select_in = checked.text if ls.client_supports("window.show_document.support") else None
     actions = []
     for diagnostic, lsp_diagnostic in zip(checked.analysis.diagnostics, checked.diagnostics):
         if not overlaps(
@@ -537,10 +547,9 @@ async def code_action(
         fixes = [*diagnostic.fixes]
         if diagnostic.code != SYNTAX_ERROR_CODE:
             fixes.append(suppression_fix(diagnostic, checked.text))
-        select = ls.client_supports("window.show_document.support")
         actions += [
             to_code_action(
-                fix, lsp_diagnostic, uri, checked.version, checked.index, select_placeholders=select
+                fix, lsp_diagnostic, uri, checked.version, checked.index, select_in=select_in
             )
             for fix in fixes
         ]
@@ -560,44 +569,36 @@ async def select_range(ls: RewardkitLanguageServer, uri: str, selection: types.R
 
 async def hover(ls: RewardkitLanguageServer, params: types.HoverParams) -> types.Hover | None:
     """What a reward parameter receives: a predefined field's documentation or a task field's source."""
-    checked = await ls.last_parsed(params.text_document.uri)
-    if checked is None:
-        return None
-    position = checked.index.from_client(params.position)
-    found = parameter_at(checked.analysis.rewards, position.line + 1, position.column)
-    if found is None:
-        return None
-    reward, parameter = found
-    return types.Hover(
-        contents=types.MarkupContent(
-            kind=ls.markup_kind("text_document.hover.content_format"),
-            value=hover_markdown(reward, parameter, checked.config),
-        ),
-        range=checked.index.engine_range(
-            parameter.span.line,
-            parameter.span.column,
-            parameter.span.end_line,
-            parameter.span.end_column,
-        ),
-    )
+    for checked in await ls.lookup_versions(params.text_document.uri):
+        position = checked.index.from_client(params.position)
+        found = parameter_at(checked.analysis.rewards, position.line + 1, position.column)
+        if found is None:
+            continue
+        reward, parameter = found
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=ls.markup_kind("text_document.hover.content_format"),
+                value=hover_markdown(reward, parameter, checked.config),
+            ),
+            range=span_range(parameter.span, checked.index),
+        )
+    return None
 
 
 async def completion(
     ls: RewardkitLanguageServer, params: types.CompletionParams
 ) -> types.CompletionList | None:
     """Inside a reward's parameter list: the field names it does not declare yet."""
-    checked = await ls.last_parsed(params.text_document.uri)
-    if checked is None:
-        return None
-    position = checked.index.from_client(params.position)
-    reward = reward_with_parameter_list_at(
-        checked.analysis.rewards, position.line + 1, position.column
-    )
-    if reward is None:
-        return None
-    kind = ls.markup_kind("text_document.completion.completion_item.documentation_format")
-    items = field_completions(reward, checked.config, position.line + 1, position.column, kind)
-    return types.CompletionList(is_incomplete=False, items=items)
+    for checked in await ls.lookup_versions(params.text_document.uri):
+        position = checked.index.from_client(params.position)
+        line, column = position.line + 1, position.column
+        reward = reward_with_parameter_list_at(checked.analysis.rewards, line, column)
+        if reward is None:
+            continue
+        kind = ls.markup_kind("text_document.completion.completion_item.documentation_format")
+        items = field_completions(reward, checked.config, line, column, kind)
+        return types.CompletionList(is_incomplete=False, items=items)
+    return None
 
 
 def shutdown(ls: RewardkitLanguageServer, params: None) -> None:

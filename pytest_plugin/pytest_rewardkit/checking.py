@@ -13,12 +13,36 @@ from pytest_rewardkit.graders import PairGrader, PairVerdict
 
 
 class GoldenCaseFailure(AssertionError):
-    """A golden case did not hold. ``report`` is the full text; ``reason`` groups it in the summary."""
+    """A golden case did not hold. ``report`` is the full text; ``reason`` groups it in the
+    summary; ``headline`` (default: ``reason``) is the one line of pytest's short summary."""
 
-    def __init__(self, report: str, reason: str) -> None:
+    def __init__(self, report: str, reason: str, headline: str | None = None) -> None:
         super().__init__(report)
         self.report = report
         self.reason = reason
+        self.headline = headline or reason
+
+
+# Frames of the harness between the test and the reward (or grader) it calls.
+_HARNESS_MODULES = (
+    "pytest_rewardkit.",
+    "rewardkit.testing.",
+    "rewardkit.calculate",
+    "rewardkit.rewards",
+    "asyncio.",
+    "concurrent.",
+)
+
+
+def user_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` from the first frame outside the harness (the reward's or
+    grader's own code); empty when the harness raised it (its message says what is wrong)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(_HARNESS_MODULES):
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    return "".join(traceback.format_exception(type(error), error, tb)).rstrip()
 
 
 def show(text: str) -> str:
@@ -169,9 +193,9 @@ def reward_report(
         lines.append(f"  note     : {case.note}")
     if error is not None:
         lines.append(f"  raised   : {type(error).__name__}: {error}")
-        lines.append(
-            "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
-        )
+        trace = user_traceback(error)
+        if trace:
+            lines.append(trace)
     return "\n".join(lines)
 
 

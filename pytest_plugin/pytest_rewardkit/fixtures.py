@@ -1,17 +1,16 @@
-"""The ``golden`` and ``reward_case`` fixtures: golden checks and reward calls from Python tests."""
+"""What the ``golden`` and ``reward_case`` fixtures give: golden checks and reward calls from Python tests."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from pytest_rewardkit.checking import GoldenCaseFailure, pair_reason, pair_report
 from pytest_rewardkit.golden_files import PairCase, RewardCase
-from pytest_rewardkit.graders import PairVerdict, resolve_grader
+from pytest_rewardkit.graders import PairVerdict, policy_problem, resolve_grader
 from pytest_rewardkit.items import display_path, resolve_case_reward, run_reward_case
 from rewardkit.testing.calling import RewardCaller, resolve_reward
 
@@ -32,6 +31,9 @@ class GoldenChecker:
     def __init__(self, config: pytest.Config | None = None) -> None:
         self.config = config
 
+    def __repr__(self) -> str:
+        return "<golden: assert_equivalent, assert_not_equivalent, check>"
+
     def _assert(
         self,
         given: str,
@@ -43,6 +45,9 @@ class GoldenChecker:
     ) -> PairVerdict:
         __tracebackhide__ = True
         pair_grader = resolve_grader(grader)
+        problem = policy_problem(pair_grader, policy)
+        if problem is not None:
+            raise ValueError(problem)
         verdict = pair_grader(given, gold, policy)
         if verdict.equivalent != expected:
             report = pair_report(
@@ -127,17 +132,3 @@ class RewardCaseRunner:
 
     def close(self) -> None:
         self._caller.close()
-
-
-@pytest.fixture
-def golden(request: pytest.FixtureRequest) -> GoldenChecker:
-    """``golden.assert_equivalent(a, b, policy=...)`` / ``assert_not_equivalent`` / ``check(case)``."""
-    return GoldenChecker(request.config)
-
-
-@pytest.fixture
-def reward_case() -> Iterator[RewardCaseRunner]:
-    """``reward_case(reward, **fields) -> RewardResult`` for any reward, sync or async."""
-    runner = RewardCaseRunner()
-    yield runner
-    runner.close()

@@ -14,9 +14,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.testing.calling import RewardLookupError, call_reward, resolve_object, resolve_reward
+from pytest_rewardkit.golden_files import did_you_mean
+from rewardkit.testing.calling import (
+    REGISTRATION_HINT,
+    RewardLookupError,
+    call_reward,
+    resolve_object,
+)
 
 DEFAULT_GRADER = "math"
+MATH_POLICIES = ("lenient", "strict")
 
 
 class UnknownGraderError(LookupError):
@@ -141,19 +148,42 @@ def resolve_grader(spec: str | None) -> PairGrader:
     if spec is None or spec == DEFAULT_GRADER:
         return MathPairGrader()
     hint = (
-        "use 'math' (the default), a registered reward name, or a dotted path "
+        "a grader is 'math' (the default), a registered reward name, or a dotted path "
         "like 'package.module:function'"
     )
+    if ":" not in spec and "." not in spec:
+        from rewardkit import get_reward
+
+        try:
+            return RewardPairGrader(spec, get_reward(spec))
+        except KeyError as exc:
+            detail = exc.args[0] if exc.args else str(exc)
+            raise UnknownGraderError(
+                f"unknown grader {spec!r}: {detail}; {hint}. {REGISTRATION_HINT}"
+            ) from None
     try:
-        if ":" in spec or "." in spec:
-            target = resolve_object(spec)
-            if _is_reward_object(target):
-                return RewardPairGrader(spec, target)
-            if not callable(target):
-                raise UnknownGraderError(
-                    f"grader {spec!r} is not callable ({type(target).__name__}); {hint}"
-                )
-            return FunctionPairGrader(spec, target)
-        return RewardPairGrader(spec, resolve_reward(spec))
+        target = resolve_object(spec)
     except RewardLookupError as exc:
         raise UnknownGraderError(f"unknown grader {spec!r}: {exc}; {hint}") from None
+    if _is_reward_object(target):
+        return RewardPairGrader(spec, target)
+    if not callable(target):
+        raise UnknownGraderError(
+            f"grader {spec!r} is not callable ({type(target).__name__}); {hint}"
+        )
+    return FunctionPairGrader(spec, target)
+
+
+def policy_problem(grader: PairGrader, policy: str | None) -> str | None:
+    """Why ``policy`` means nothing to ``grader`` (it takes none, or the math grader has no
+    such policy), or None."""
+    if policy is None:
+        return None
+    if not grader.accepts_policy:
+        return f"grader {grader.name!r} takes no 'policy' (remove it)"
+    if isinstance(grader, MathPairGrader) and policy not in MATH_POLICIES:
+        return (
+            f"unknown policy {policy!r}{did_you_mean(policy, MATH_POLICIES)}; "
+            f"the math grader has {', '.join(MATH_POLICIES)}"
+        )
+    return None

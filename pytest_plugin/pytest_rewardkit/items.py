@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,23 @@ from pytest_rewardkit.checking import (
     reward_mismatches,
     reward_reason,
     reward_report,
+    user_traceback,
 )
 from pytest_rewardkit.golden_files import GoldenFileError, PairCase, RewardCase, load_golden_file
-from pytest_rewardkit.graders import PairGrader, UnknownGraderError, resolve_grader
+from pytest_rewardkit.graders import PairGrader, UnknownGraderError, policy_problem, resolve_grader
 from pytest_rewardkit.regen import new_expect, rewrite_expect
-from rewardkit.testing.calling import RewardCaller, RewardLookupError, resolve_reward
+from pytest_rewardkit.summary import (
+    CASE_LOCATION_PROPERTY,
+    FAILURE_REASON_PROPERTY,
+    GOLDEN_FILE_PROPERTY,
+)
+from rewardkit.testing.calling import (
+    RewardCaller,
+    RewardLookupError,
+    fields_problem,
+    resolve_reward,
+)
 
-GOLDEN_FILE_PROPERTY = "rewardkit_golden_file"
-CASE_LOCATION_PROPERTY = "rewardkit_case_location"
-FAILURE_REASON_PROPERTY = "rewardkit_failure_reason"
 REGEN_REASON = "expect rewritten by --rewardkit-regen (review the diff)"
 
 
@@ -60,22 +69,24 @@ def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
             grader = resolve_grader(case.grader)
     except UnknownGraderError as exc:
         raise GoldenFileError(where, case.line, f"[[pair]] {case.id!r}: {exc}") from None
-    if case.policy is not None and not grader.accepts_policy:
-        raise GoldenFileError(
-            where,
-            case.line,
-            f"[[pair]] {case.id!r}: grader {grader.name!r} takes no 'policy' (remove it)",
-        )
+    problem = policy_problem(grader, case.policy)
+    if problem is not None:
+        raise GoldenFileError(where, case.line, f"[[pair]] {case.id!r}: {problem}")
     return grader
 
 
 def resolve_case_reward(case: RewardCase, where: str) -> Any:
-    """The case's reward, or a ``GoldenFileError`` naming the case's line."""
+    """The case's reward, or a ``GoldenFileError`` naming the case's line (also when the
+    case's fields do not fit the reward: a misspelt field would otherwise be dropped)."""
     try:
         with importable_from(case.path.parent):
-            return resolve_reward(case.reward)
+            reward = resolve_reward(case.reward)
     except RewardLookupError as exc:
         raise GoldenFileError(where, case.line, f"[[reward]] {case.id!r}: {exc}") from None
+    problem = fields_problem(reward, case.fields)
+    if problem is not None:
+        raise GoldenFileError(where, case.line, f"[[reward]] {case.id!r}: {problem}")
+    return reward
 
 
 def run_reward_case(
@@ -88,7 +99,11 @@ def run_reward_case(
             result = caller(reward, case.fields)
         except Exception as exc:
             report = reward_report(case, location=location, result=None, problems=[], error=exc)
-            raise GoldenCaseFailure(report, f"reward raised {type(exc).__name__}") from None
+            raise GoldenCaseFailure(
+                report,
+                f"reward raised {type(exc).__name__}",
+                f"reward raised {type(exc).__name__}: {exc}",
+            ) from None
     problems = reward_mismatches(case.expect, result, case.tolerance)
     if problems and regen and case.xfail is None:  # a known failure keeps its reviewed value
         value = new_expect(case, result)
@@ -98,11 +113,41 @@ def run_reward_case(
             f"  before : {case.expect!r}\n  after  : {value!r}\n"
             f"  review the change (e.g. `git diff {shown_path}`), then run without --rewardkit-regen"
         )
-        raise GoldenCaseFailure(report, REGEN_REASON)
+        raise GoldenCaseFailure(
+            report,
+            REGEN_REASON,
+            f"expect rewritten: {case.expect!r} -> {value!r} (review the diff)",
+        )
     if problems:
         report = reward_report(case, location=location, result=result, problems=problems)
-        raise GoldenCaseFailure(report, reward_reason(problems))
+        raise GoldenCaseFailure(report, reward_reason(problems), "; ".join(problems))
     return result
+
+
+@dataclass(frozen=True)
+class CaseCrash:
+    """Where and why a case failed, in the shape of pytest's ``ReprFileLocation``: pytest's
+    short summary and JUnit XML show ``message`` instead of the first line of the report."""
+
+    path: str
+    lineno: int
+    message: str
+
+
+@dataclass(frozen=True)
+class FailureReport:
+    """A golden case's failure as pytest prints it (a ``TerminalRepr`` by duck typing): the
+    full report, plus ``reprcrash`` for the one-line views."""
+
+    report: str
+    reprcrash: CaseCrash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.report.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.report
 
 
 class GoldenFile(pytest.File):
@@ -161,7 +206,10 @@ class _GoldenItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, GoldenCaseFailure):
-            return excinfo.value.report
+            failure = excinfo.value
+            return FailureReport(
+                failure.report, CaseCrash(self.shown, self.case.line, failure.headline)
+            )
         return super().repr_failure(excinfo)
 
 
@@ -180,15 +228,12 @@ class GoldenPairItem(_GoldenItem):
         except GoldenCaseFailure as failure:
             raise self._failed(failure) from None
         except Exception as exc:
-            import traceback
-
-            report = (
-                f"golden pair {self.case.id!r} failed at {self.location_text}: grader {self.grader.name!r} "
-                f"raised {type(exc).__name__}: {exc}\n"
-                + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
-            )
+            raised = f"grader {self.grader.name!r} raised {type(exc).__name__}: {exc}"
+            report = f"golden pair {self.case.id!r} failed at {self.location_text}: {raised}"
+            trace = user_traceback(exc)
+            report += f"\n{trace}" if trace else ""
             raise self._failed(
-                GoldenCaseFailure(report, f"grader raised {type(exc).__name__}")
+                GoldenCaseFailure(report, f"grader raised {type(exc).__name__}", raised)
             ) from None
 
 

@@ -2,23 +2,27 @@
 
 Collects ``golden_*.toml``/``golden_*.jsonl`` files (one test per case), adds the
 ``golden`` and ``reward_case`` fixtures, ``--rewardkit-regen`` and a summary section.
-Imports stay light: this module loads in every pytest run where rewardkit is installed.
+This module loads in every pytest run where rewardkit is installed, so it imports
+nothing of rewardkit until a golden file or one of its fixtures is used: a project
+without golden files pays nothing and sees nothing.
 """
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rewardkit.fixtures import golden, reward_case
-from pytest_rewardkit.items import GoldenFile
 from pytest_rewardkit.summary import write_summary
 
-DEFAULT_GOLDEN_FILES = ["golden_*.toml", "golden_*.jsonl"]
+if TYPE_CHECKING:
+    from pytest_rewardkit.fixtures import GoldenChecker, RewardCaseRunner
+    from pytest_rewardkit.items import GoldenFile
 
-__all__ = ["golden", "reward_case"]
+DEFAULT_GOLDEN_FILES = ["golden_*.toml", "golden_*.jsonl"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,12 +44,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("rewardkit_regen", False) and importlib.util.find_spec("tomlkit") is None:
+        raise pytest.UsageError(
+            "--rewardkit-regen needs tomlkit to rewrite golden TOML files keeping their "
+            "comments and layout: pip install 'rewardkit[testing]'"
+        )
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> GoldenFile | None:
     patterns = parent.config.getini("rewardkit_golden_files")
     if any(file_path.match(pattern) for pattern in patterns):
+        from pytest_rewardkit.items import GoldenFile
+
         return GoldenFile.from_parent(parent, path=file_path)
     return None
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     write_summary(terminalreporter, config)
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> GoldenChecker:
+    """``golden.assert_equivalent(a, b, policy=...)`` / ``assert_not_equivalent`` / ``check(case)``."""
+    from pytest_rewardkit.fixtures import GoldenChecker
+
+    return GoldenChecker(request.config)
+
+
+@pytest.fixture
+def reward_case() -> Iterator[RewardCaseRunner]:
+    """``reward_case(reward, **fields) -> RewardResult`` for any reward, sync or async."""
+    from pytest_rewardkit.fixtures import RewardCaseRunner
+
+    runner = RewardCaseRunner()
+    yield runner
+    runner.close()

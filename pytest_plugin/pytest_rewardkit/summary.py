@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from pytest_rewardkit.items import (
-    CASE_LOCATION_PROPERTY,
-    FAILURE_REASON_PROPERTY,
-    GOLDEN_FILE_PROPERTY,
-)
+# Golden items record these in ``user_properties``; the summary reads them from the reports.
+GOLDEN_FILE_PROPERTY = "rewardkit_golden_file"
+CASE_LOCATION_PROPERTY = "rewardkit_case_location"
+FAILURE_REASON_PROPERTY = "rewardkit_failure_reason"
 
 MAX_LOCATIONS_PER_REASON = 10
+MALFORMED = "not collected: malformed (see ERRORS above)"
 
 
 def _is_golden_path(config: pytest.Config, nodeid: str) -> bool:
@@ -33,7 +33,7 @@ def write_summary(terminalreporter: Any, config: pytest.Config) -> None:
         for report in terminalreporter.stats.get(status, []):
             if isinstance(report, pytest.CollectReport):
                 if status == "error" and _is_golden_path(config, report.nodeid):
-                    per_file[report.nodeid]["not collected (malformed)"] += 1
+                    per_file[report.nodeid][MALFORMED] += 1
                 continue
             properties = dict(getattr(report, "user_properties", ()) or ())
             golden_file = properties.get(GOLDEN_FILE_PROPERTY)
@@ -54,8 +54,9 @@ def write_summary(terminalreporter: Any, config: pytest.Config) -> None:
     terminalreporter.section("rewardkit golden cases")
     for golden_file in sorted(per_file):
         counts = per_file[golden_file]
-        order = ("passed", "failed", "xfailed", "not collected (malformed)")
-        parts = [f"{counts[key]} {key}" for key in order if counts[key]]
+        parts = [f"{counts[key]} {key}" for key in ("passed", "failed", "xfailed") if counts[key]]
+        if counts[MALFORMED]:
+            parts.append(MALFORMED)
         terminalreporter.write_line(f"{golden_file}: {', '.join(parts)}")
     if by_reason:
         terminalreporter.write_line("failures by reason:")

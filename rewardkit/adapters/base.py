@@ -25,7 +25,7 @@ from rewardkit.adapters.extras import ExtrasSchema
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import build_fields, call_in_daemon_thread
+from rewardkit.calculate import build_fields, call_in_daemon_thread, is_wait_for_timeout
 from rewardkit.errors import (
     FieldCollisionError,
     MissingFieldError,
@@ -228,10 +228,10 @@ class RewardAdapter:
             if self.timeout is None:
                 result = reward.invoke(fields)
             else:
-                try:
-                    result = call_in_daemon_thread(reward.invoke, fields).result(self.timeout)
-                except concurrent.futures.TimeoutError:
+                call = call_in_daemon_thread(reward.invoke, fields)
+                if not concurrent.futures.wait([call], self.timeout).done:
                     return self._failed(index, self._timeout_error(index), timed_out=True)
+                result = call.result()  # the reward's own exception, a TimeoutError included
         except CONFIGURATION_ERRORS:
             raise
         except Exception as exc:
@@ -249,11 +249,11 @@ class RewardAdapter:
             else:
                 pending = asyncio.wrap_future(call_in_daemon_thread(reward.invoke, fields))
             result = await (pending if self.timeout is None else asyncio.wait_for(pending, self.timeout))
-        except asyncio.TimeoutError:
-            return self._failed(index, self._timeout_error(index), timed_out=True)
         except CONFIGURATION_ERRORS:
             raise
         except Exception as exc:
+            if self.timeout is not None and is_wait_for_timeout(exc):
+                return self._failed(index, self._timeout_error(index), timed_out=True)
             return self._failed(index, exc)
         return Scored(result.reward, result.extras)
 

@@ -18,19 +18,12 @@ from typing import Any
 
 from rewardkit.errors import RewardRegistryError
 from rewardkit.registry import get_registration
-from rewardkit.rewards import BaseReward, Reward, as_reward
+from rewardkit.rewards import BaseReward, Reward, as_reward, find_by_qualname
 
 
 class RewardNotShippableError(RewardRegistryError):
     """A reward cannot be found again in another process: neither its registry name nor its
     ``module:qualname`` leads back to it (typically a reward defined inside a function)."""
-
-
-def _walk(module: str, qualname: str) -> Any:
-    target: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target
 
 
 def _load_file_module(module: str, path: str) -> ModuleType:
@@ -106,7 +99,7 @@ class RewardReference:
         qualname = getattr(target, "__qualname__", None)
         if module and qualname and "<locals>" not in qualname:
             try:
-                found = _walk(module, qualname)
+                found = find_by_qualname(module, qualname)
             except (ImportError, AttributeError):
                 found = None
             if found is reward:
@@ -157,7 +150,7 @@ class RewardReference:
             if self.module is None or self.qualname is None:
                 raise RewardNotShippableError(f"reward {self.name!r}: incomplete reference {self!r}")
             try:
-                return _walk(self.module, self.qualname)
+                return find_by_qualname(self.module, self.qualname)
             except (ImportError, AttributeError) as exc:
                 raise RewardNotShippableError(
                     f"reward {self.name!r}: cannot import {self.module}:{self.qualname} in this "

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from rewardkit.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
 
@@ -46,15 +46,20 @@ class ConfigError(ValueError):
     """A ``[tool.rewardkit]`` table or a task schema file that cannot be used; the message names the file."""
 
 
+TaskFieldSource = Literal["pyproject", "dataset", "editor"]
+"""Where a task field was declared: ``task_fields`` of a pyproject, the keys of the ``task_schema``
+dataset, or an editor's settings (the language server's ``taskFields``)."""
+
+
 @dataclass(frozen=True)
 class TaskField:
     """A task (dataset) field a reward may declare, with its provenance for hover."""
 
     name: str
-    source: str
-    """Where it was declared: ``"pyproject"`` or ``"dataset"``."""
+    source: TaskFieldSource
+    """Where it was declared (see :data:`TaskFieldSource`)."""
     source_path: str | None = None
-    """The ``pyproject.toml`` or dataset file that declared it."""
+    """The ``pyproject.toml`` or dataset file that declared it (for ``"editor"``: the setting's name)."""
     example: Any = None
     """A value from the dataset's first rows (``None`` when there is none, see ``has_example``)."""
     has_example: bool = False
@@ -70,11 +75,12 @@ class TaskField:
     def describe(self) -> str:
         """One line for hover: the field's source and, when known, an example value."""
         where = self.source_path or self.source
-        origin = (
-            f"task field declared in `task_fields` of {where}"
-            if self.source == "pyproject"
-            else f"task field from the dataset {where}"
-        )
+        if self.source == "pyproject":
+            origin = f"task field declared in `task_fields` of {where}"
+        elif self.source == "dataset":
+            origin = f"task field from the dataset {where}"
+        else:
+            origin = f"task field declared in the editor settings ({where})"
         example = self.example_text
         return origin + (f"; example: {example}" if example is not None else "")
 
@@ -148,19 +154,21 @@ class CheckConfig:
             self.ignore,
         )
 
+    def with_task_fields(self, extra: Iterable[TaskField]) -> CheckConfig:
+        """A copy that also declares ``extra`` task fields (those already declared keep their source)."""
+        added = {f.name: f for f in extra if f.name not in self.task_fields}
+        if not added:
+            return self
+        return replace(self, task_fields={**self.task_fields, **added})
+
     def with_overrides(
         self, *, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
     ) -> CheckConfig:
         """A copy with command-line ``--select`` (replacing) and ``--ignore`` (adding) applied."""
-        return CheckConfig(
-            task_fields=self.task_fields,
-            injected_fields=self.injected_fields,
-            reward_decorators=self.reward_decorators,
+        return replace(
+            self,
             select=tuple(select) if select is not None else self.select,
             ignore=self.ignore + tuple(ignore or ()),
-            exclude=self.exclude,
-            preset=self.preset,
-            config_path=self.config_path,
         )
 
 

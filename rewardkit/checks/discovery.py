@@ -54,6 +54,13 @@ BLOCKING_CALLS = frozenset(
 """Calls that block the event loop (qualified through the module's imports)."""
 
 
+ENV_FIELD = (
+    "AgentFly: an instance of the decorator's `env_cls`, taken from its pool for this call "
+    "(`@reward(env_cls=..., pool_size=...)`)."
+)
+"""What ``env`` receives in a reward whose decorator passes ``env_cls``."""
+
+
 def dotted_name(expression: cst.CSTNode | None) -> str | None:
     """``a.b.c`` for a ``Name``/``Attribute`` chain, else ``None``."""
     parts: list[str] = []
@@ -235,6 +242,9 @@ class RewardFacts:
     awaited_names: set[str] = field(default_factory=set)
     name_uses: dict[str, list[Span]] = field(default_factory=dict)
     local_dicts: dict[str, LocalDict] = field(default_factory=dict)
+    bindings: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
+    """Values assigned to each plain local name in the body (``None``: unpacked, value unknown);
+    for ``x += v`` the ``v``. The add-``reward``-key fix reads them to tell numbers apart."""
     is_generator: bool = False
 
     def code(self, node: cst.CSTNode) -> str:
@@ -411,14 +421,18 @@ def collect_facts(facts: RewardFacts) -> RewardFacts:
         elif (node_type is cst.Yield) and not nested:
             facts.is_generator = True
         elif node_type in (cst.Assign, cst.AnnAssign, cst.AugAssign) and not nested:
-            _track_assignment(node, local_dicts)
+            _track_assignment(node, local_dicts, facts.bindings)
         child_nested = nested or node_type in _SCOPES
         for child in reversed(list(iter_children(node))):
             stack.append((child, node, child_nested))
     return facts
 
 
-def _track_assignment(node: cst.CSTNode, local_dicts: dict[str, LocalDict]) -> None:
+def _track_assignment(
+    node: cst.CSTNode,
+    local_dicts: dict[str, LocalDict],
+    bindings: dict[str, list[cst.BaseExpression | None]],
+) -> None:
     if isinstance(node, cst.Assign):
         targets = [t.target for t in node.targets]
         value: cst.BaseExpression | None = node.value
@@ -430,6 +444,10 @@ def _track_assignment(node: cst.CSTNode, local_dicts: dict[str, LocalDict]) -> N
         value = None
     for target in targets:
         if isinstance(target, cst.Name):
+            if isinstance(node, cst.AugAssign):
+                bindings.setdefault(target.value, []).append(node.value)
+            elif value is not None:  # `x: float` alone binds nothing
+                bindings.setdefault(target.value, []).append(value)
             local = local_dicts.setdefault(target.value, LocalDict())
             if isinstance(value, cst.Dict) and local.literal is None and len(targets) == 1:
                 local.literal = value
@@ -453,6 +471,7 @@ def _track_assignment(node: cst.CSTNode, local_dicts: dict[str, LocalDict]) -> N
             for element in target.elements:
                 if isinstance(element.value, cst.Name):
                     local_dicts.setdefault(element.value.value, LocalDict()).unknown = True
+                    bindings.setdefault(element.value.value, []).append(None)
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -651,6 +670,9 @@ def _function_facts(
     definition, parameters = _definition(
         function, positions, name=name, kind="function", class_node=None, outer=function
     )
+    has_env, env_cls = _keyword_literal(call, "env_cls")
+    if has_env and env_cls is not None:
+        definition = replace(definition, own_fields=(("env", ENV_FIELD),))
     facts = RewardFacts(
         definition=definition,
         function=function,

@@ -87,6 +87,22 @@ def _syntax_error(
     )
 
 
+_LINE_NUMBER = re.compile(r"\bline (\d+)")
+
+
+def _placed_syntax_error(error: Diagnostic, offset: int) -> Diagnostic:
+    """A chunk's RK900 moved ``offset`` lines down, line numbers in its message included
+    (CPython says "detected at line 4", "on line 3")."""
+    if not offset:
+        return error
+    message = str((error.data or {}).get("error", ""))
+    shifted = _LINE_NUMBER.sub(lambda match: f"line {int(match[1]) + offset}", message)
+    placed = error.shifted(offset)
+    if shifted == message:
+        return placed
+    return replace(placed, message=f"syntax error: {shifted}", data={"error": shifted})
+
+
 def _parse_chunk(text: str) -> _ParsedChunk:
     # CPython's parser first: fast, precise messages, and it refuses the pathological nesting
     # that overflows the stack of libcst's native parser (which would crash the process).
@@ -150,12 +166,17 @@ class ModuleAnalyzer:
         chunks = splitter.split(source)
         parsed = [self._parse(chunk.text) for chunk in chunks]
         used_texts = frozenset(chunk.text for chunk in chunks)
-        for chunk, parsed_chunk in zip(chunks, parsed):
-            if parsed_chunk.error is not None:
-                self._remember(path, used_texts, frozenset())
-                diagnostic = parsed_chunk.error.shifted(chunk.start_line - 1)
-                kept = filter_diagnostics([diagnostic], source, config)
-                return ModuleAnalysis(diagnostics=tuple(kept))
+        syntax_error = next(
+            (
+                _placed_syntax_error(parsed_chunk.error, chunk.start_line - 1)
+                for chunk, parsed_chunk in zip(chunks, parsed)
+                if parsed_chunk.error is not None
+            ),
+            None,
+        )
+        # Chunks that parsed are analysed even when another one did not: their rewards keep
+        # hover and completion working while the user types, and their (cached) results are
+        # ready the moment the error is fixed. Their diagnostics wait until then.
         bindings = [binding for parsed_chunk in parsed for binding in parsed_chunk.imports]
         context = build_context(bindings, config.reward_decorators)
         diagnostics: list[Diagnostic] = []
@@ -173,13 +194,16 @@ class ModuleAnalyzer:
             placed_diagnostics, placed_rewards = analysed.placed(chunk.start_line - 1)
             diagnostics.extend(placed_diagnostics)
             rewards.extend(placed_rewards)
+        self._remember(path, used_texts, frozenset(used_keys))
+        if syntax_error is not None:
+            kept = filter_diagnostics([syntax_error], source, config)
+            return ModuleAnalysis(tuple(kept), tuple(rewards), syntax_error=syntax_error)
         registered = [
             (None, definition)
             for definition in rewards
             if definition.registered and definition.module_level
         ]
         diagnostics.extend(d for _, d in DuplicateRewardName.duplicates(registered))
-        self._remember(path, used_texts, frozenset(used_keys))
         kept = filter_diagnostics(diagnostics, source, config)
         return ModuleAnalysis(diagnostics=tuple(kept), rewards=tuple(rewards))
 
@@ -303,11 +327,11 @@ def duplicate_reward_diagnostics(
     paths_by_name: dict[str, set[str]] = {}
     for path, definition in definitions:
         if definition.name:
-            paths_by_name.setdefault(definition.name, set()).add(path)
+            paths_by_name.setdefault(definition.name.casefold(), set()).add(path)
     spanning = [
         (path, definition)
         for path, definition in definitions
-        if definition.name and len(paths_by_name[definition.name]) > 1
+        if definition.name and len(paths_by_name[definition.name.casefold()]) > 1
     ]
     found: dict[str, list[Diagnostic]] = {}
     for index, diagnostic in DuplicateRewardName.duplicates(spanning):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from rewardkit.checks.discovery import dotted_name, string_value
 from rewardkit.checks.model import Diagnostic, Fix, Span, TextEdit
 
 if TYPE_CHECKING:
@@ -36,20 +37,17 @@ SCORE_KEYS = (
 )
 """Keys whose value is the best guess for a missing ``reward`` (in this order)."""
 
-_NOT_NUMERIC = (
-    cst.SimpleString,
-    cst.ConcatenatedString,
-    cst.FormattedString,
-    cst.List,
-    cst.Tuple,
-    cst.Set,
-    cst.Dict,
-    cst.ListComp,
-    cst.SetComp,
-    cst.DictComp,
-    cst.GeneratorExp,
-    cst.Lambda,
+NUMERIC_CALLS = frozenset(
+    {"float", "int", "len", "round", "abs", "sum", "min", "max", "bool", "pow"}
+    | {f"statistics.{name}" for name in ("mean", "fmean", "median", "stdev", "pstdev")}
+    | {f"numpy.{name}" for name in ("mean", "sum", "max", "min", "median", "std", "average")}
 )
+"""Calls (qualified through the module's imports) that return a number; ``math.*`` too."""
+
+_ARITHMETIC = (cst.Divide, cst.FloorDivide, cst.Power)
+"""Operators whose result is a number (``+``, ``*``, ``%``, ``-`` also work on strings or sets:
+those count when an operand is numeric)."""
+_NUMBER_LITERALS = (cst.Integer, cst.Float)
 
 
 def _offsets(source: str) -> list[int]:
@@ -141,29 +139,67 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     return Fix(f"Rename `{parameter}` to `{suggestion}`", edits, is_preferred=True)
 
 
+def is_numeric(
+    facts: RewardFacts, node: cst.BaseExpression, seen: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``node`` certainly evaluates to a number (``bool`` included): a number literal,
+    arithmetic, a comparison, ``float()``/``len()``/``math.*`` and the like, or a local name
+    every assignment of which is numeric."""
+    if isinstance(node, _NUMBER_LITERALS):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.Not) or is_numeric(facts, node.expression, seen)
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, _ARITHMETIC):
+            return True
+        return is_numeric(facts, node.left, seen) or is_numeric(facts, node.right, seen)
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.IfExp):
+        return is_numeric(facts, node.body, seen) and is_numeric(facts, node.orelse, seen)
+    if isinstance(node, cst.Call):
+        called = dotted_name(node.func)
+        qualified = facts.context.qualify(called) if called else ""
+        return qualified in NUMERIC_CALLS or qualified.startswith("math.")
+    if isinstance(node, cst.Name) and node.value not in seen:
+        values = facts.bindings.get(node.value)
+        seen = seen | {node.value}
+        return bool(values) and all(
+            value is not None and is_numeric(facts, value, seen) for value in values
+        )
+    return False
+
+
 def _reward_expression(
     facts: RewardFacts, pairs: Sequence[tuple[str | None, cst.BaseExpression]]
-) -> str:
+) -> str | None:
+    """The closest numeric value among a dict's entries, as source text (``None``: none found).
+
+    A numeric value under a score-like key first, then the first numeric value; failing those,
+    a plain name or call under a score-like key (``{"score": f1}``: its key says what it is).
+    """
     by_key = {key: value for key, value in pairs if key is not None}
-    for key in SCORE_KEYS:
-        value = by_key.get(key)
-        if value is not None and not isinstance(value, _NOT_NUMERIC):
-            return facts.code(value)
-    for _, value in pairs:
-        if isinstance(value, _NOT_NUMERIC):
-            continue
-        if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
-            continue
+    score_values = [by_key[key] for key in SCORE_KEYS if key in by_key]
+    candidates = [
+        *(value for value in score_values if is_numeric(facts, value)),
+        *(value for _, value in pairs if is_numeric(facts, value)),
+        *(
+            value
+            for value in score_values
+            if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+            and not (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
+        ),
+    ]
+    for value in candidates:
         text = facts.code(value)
         if "\n" not in text:
             return text
-    return REWARD_PLACEHOLDER
+    return None
 
 
 def add_reward_key_fix(facts: RewardFacts, target: cst.CSTNode) -> Fix | None:
-    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, valued from its closest numeric entry."""
-    from rewardkit.checks.discovery import string_value
-
+    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, valued from its closest
+    numeric entry, else a placeholder the fix asks the editor to select."""
     positions = facts.positions
     if target not in positions:
         return None
@@ -173,39 +209,46 @@ def add_reward_key_fix(facts: RewardFacts, target: cst.CSTNode) -> Fix | None:
             for element in target.elements
             if isinstance(element, cst.DictElement)
         ]
-        expression = _reward_expression(facts, pairs)
-        quote = '"'
-        for element in target.elements:
-            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                quote = element.key.quote[-1]
-                break
-        key = f"{quote}reward{quote}: {expression}"
+        quote = next(
+            (
+                element.key.quote[-1]
+                for element in target.elements
+                if isinstance(element, cst.DictElement)
+                and isinstance(element.key, cst.SimpleString)
+            ),
+            '"',
+        )
+        prefix = f"{quote}reward{quote}: "
         if not target.elements:
             line, column = positions.end(target.lbrace)
-            return Fix(_add_title(expression), (TextEdit(line, column, line, column, key),))
-        first = target.elements[0]
-        line, column = positions.start(first)
-        dict_line, _ = positions.start(target.lbrace)
-        text = f"{key},\n{' ' * column}" if line > dict_line else f"{key}, "
-        return Fix(_add_title(expression), (TextEdit(line, column, line, column, text),))
-    if isinstance(target, cst.Call):
+            suffix = ""
+        else:
+            line, column = positions.start(target.elements[0])
+            dict_line, _ = positions.start(target.lbrace)
+            suffix = f",\n{' ' * column}" if line > dict_line else ", "
+    elif isinstance(target, cst.Call):
         pairs = [(arg.keyword.value if arg.keyword else None, arg.value) for arg in target.args]
-        expression = _reward_expression(facts, pairs)
+        prefix = "reward="
         if target.args:
             line, column = positions.start(target.args[0])
-            text = f"reward={expression}, "
+            suffix = ", "
         else:
             line, column = positions.end(target)
             column -= 1  # just before ")"
-            text = f"reward={expression}"
-        return Fix(_add_title(expression), (TextEdit(line, column, line, column, text),))
-    return None
-
-
-def _add_title(expression: str) -> str:
-    if expression == REWARD_PLACEHOLDER:
-        return f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})"
-    return f"Add a `reward` key with `{expression}`"
+            suffix = ""
+    else:
+        return None
+    expression = _reward_expression(facts, pairs)
+    if expression is not None:
+        edit = TextEdit(line, column, line, column, f"{prefix}{expression}{suffix}")
+        return Fix(f"Add a `reward` key with `{expression}`", (edit,))
+    edit = TextEdit(line, column, line, column, f"{prefix}{REWARD_PLACEHOLDER}{suffix}")
+    start = column + len(prefix)
+    return Fix(
+        f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})",
+        (edit,),
+        selection=Span(line, start, line, start + len(REWARD_PLACEHOLDER)),
+    )
 
 
 def await_fix(facts: RewardFacts, call: CallFact) -> Fix:

@@ -68,12 +68,20 @@ class Fix:
     edits: tuple[TextEdit, ...]
     is_preferred: bool = False
     """The fix an editor may apply with one keystroke (the rename to the suggestion, for instance)."""
+    selection: Span | None = None
+    """A range of the text *after* the edits are applied that an editor should select (a
+    placeholder to type over, such as the ``0.0`` of an added ``reward`` key)."""
 
     def shifted(self, lines: int) -> Fix:
-        """The same fix with every edit ``lines`` further down."""
+        """The same fix with every edit (and the selection) ``lines`` further down."""
         if not lines:
             return self
-        return Fix(self.title, tuple(edit.shifted(lines) for edit in self.edits), self.is_preferred)
+        return Fix(
+            self.title,
+            tuple(edit.shifted(lines) for edit in self.edits),
+            self.is_preferred,
+            self.selection.shifted(lines) if self.selection is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -164,6 +172,9 @@ class RewardDefinition:
     """False for ``auto_register=False``: kept out of the registry (and of RK401)."""
     module_level: bool = True
     """False when defined inside a function (registered only if and when it runs; not in RK401)."""
+    own_fields: tuple[tuple[str, str], ...] = ()
+    """(name, description) of parameters the decorator itself fills: AgentFly's ``env`` when
+    ``@reward(env_cls=...)`` is given."""
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -196,5 +207,9 @@ class ModuleAnalysis:
     rewards: tuple[RewardDefinition, ...] = ()
     skipped: bool = False
     """True when the module was skipped without parsing (no reward definitions could be in it)."""
+    syntax_error: Diagnostic | None = None
+    """The module's (first) syntax error. While there is one, ``diagnostics`` hold only it (the
+    other checks wait until the module parses) and ``rewards`` are those of the top-level
+    statements that did parse. It is set even when ``select``/``ignore`` hide RK900."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Reserved for engine statistics (e.g. how many definitions were re-analysed)."""

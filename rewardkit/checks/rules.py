@@ -119,17 +119,70 @@ def misspelled_field(name: str, config: CheckConfig) -> str | None:
     return best[1] if best else None
 
 
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "final_response": (
+        "response",
+        "completion",
+        "prediction",
+        "pred",
+        "output",
+        "model_output",
+        "generation",
+        "final_answer",
+        "solution_str",
+    ),
+    "trajectory": ("messages", "history", "conversation", "chat", "turns"),
+    "answer": ("ground_truth", "gold", "gold_answer", "reference", "target", "expected"),
+}
+"""What other frameworks call a field (verl's ``solution_str``/``ground_truth``, TRL's
+``completion``...): the did-you-mean of a parameter spelled nothing like it."""
+
+
 def closest_field(name: str, config: CheckConfig) -> str | None:
     """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
-    matches = difflib.get_close_matches(name, list(config.known_fields()), n=1, cutoff=0.75)
-    return matches[0] if matches else None
+    known = config.known_fields()
+    matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    if matches:
+        return matches[0]
+    return next(
+        (field for field, aliases in FIELD_ALIASES.items() if name in aliases and field in known),
+        None,
+    )
 
 
 def _fillable(reward: RewardFacts) -> Iterator[tuple[str, Span, bool]]:
+    """Parameters a field could fill (no ``*args``/``**kwargs``, none the decorator itself fills)."""
+    own = dict(reward.definition.own_fields)
     for parameter, _ in reward.parameters:
-        if parameter.kind in ("var_positional", "var_keyword"):
+        if parameter.kind in ("var_positional", "var_keyword") or parameter.name in own:
             continue
         yield parameter.name, parameter.span, parameter.has_default
+
+
+def _unfilled(
+    rule: type[Rule], facts: RewardFacts, config: CheckConfig, *, with_default: bool
+) -> Iterator[Diagnostic]:
+    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean."""
+    if not config.has_task_fields:
+        return
+    known = config.known_fields()
+    for name, span, has_default in _fillable(facts):
+        if has_default != with_default or name in known or misspelled_field(name, config):
+            continue
+        suggestion = closest_field(name, config)
+        if with_default:
+            message = f"no field fills `{name}`: it is always its default"
+        else:
+            message = f"`{name}` is not a field: no predefined, injected or task field fills it"
+        fixes: list[Fix] = []
+        if suggestion:
+            message += f"; did you mean `{suggestion}`?"
+            fixes.append(rename_fix(facts, name, suggestion))
+        else:
+            message += " (if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
+        yield rule.diagnostic(
+            span, message, fixes=fixes, data=_data(facts, parameter=name, suggestion=suggestion)
+        )
 
 
 def _data(reward: RewardFacts, **values: Any) -> dict[str, Any]:
@@ -165,21 +218,7 @@ class UnknownField(Rule):
     )
 
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
-        if not config.has_task_fields:
-            return
-        known = config.known_fields()
-        for name, span, has_default in _fillable(facts):
-            if has_default or name in known or misspelled_field(name, config):
-                continue
-            suggestion = closest_field(name, config)
-            message = f"`{name}` is not a field: no predefined, injected or task field fills it"
-            fixes: list[Fix] = []
-            if suggestion:
-                message += f"; did you mean `{suggestion}`?"
-                fixes.append(rename_fix(facts, name, suggestion))
-            yield self.diagnostic(
-                span, message, fixes=fixes, data=_data(facts, parameter=name, suggestion=suggestion)
-            )
+        return _unfilled(type(self), facts, config, with_default=False)
 
 
 class MisspelledPredefinedField(Rule):
@@ -285,21 +324,7 @@ class DefaultNeverFilled(Rule):
     )
 
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
-        if not config.has_task_fields:
-            return
-        known = config.known_fields()
-        for name, span, has_default in _fillable(facts):
-            if not has_default or name in known or misspelled_field(name, config):
-                continue
-            suggestion = closest_field(name, config)
-            message = f"no field fills `{name}`: it is always its default"
-            fixes = []
-            if suggestion:
-                message += f"; did you mean `{suggestion}`?"
-                fixes.append(rename_fix(facts, name, suggestion))
-            yield self.diagnostic(
-                span, message, fixes=fixes, data=_data(facts, parameter=name, suggestion=suggestion)
-            )
+        return _unfilled(type(self), facts, config, with_default=True)
 
 
 # ----------------------------------------------------------------------------- returns
@@ -805,7 +830,8 @@ class BlockingCallInAsyncReward(Rule):
 
 class DuplicateRewardName(Rule):
     """Two rewards registered under the same name: the second replaces (or clashes with) the
-    first. Reported at both definitions, in one module or across the checked files."""
+    first. Reported at both definitions, in one module or across the checked files. Names are
+    compared ignoring case, as the registry does."""
 
     code = "RK401"
     severity = Severity.ERROR
@@ -830,20 +856,24 @@ class DuplicateRewardName(Rule):
         by_name: dict[str, list[int]] = {}
         for index, (_, definition) in enumerate(definitions):
             if definition.name:
-                by_name.setdefault(definition.name, []).append(index)
+                by_name.setdefault(definition.name.casefold(), []).append(index)
         found = []
-        for name, indices in by_name.items():
+        for indices in by_name.values():
             if len(indices) < 2:
                 continue
             for index in indices:
                 path, definition = definitions[index]
+                name = definition.name
                 others = []
                 for other in indices:
                     if other == index:
                         continue
                     other_path, other_definition = definitions[other]
                     line = other_definition.span.line
-                    others.append(f"line {line}" if other_path == path else f"{other_path}:{line}")
+                    where = f"line {line}" if other_path == path else f"{other_path}:{line}"
+                    if other_definition.name != name:
+                        where += f" (as {other_definition.name!r})"
+                    others.append(where)
                 found.append(
                     (
                         index,

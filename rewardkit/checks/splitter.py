@@ -3,8 +3,9 @@
 A regular-expression scan tracks strings, comments, brackets and line continuations (an
 unterminated triple-quoted string runs to the end, as in Python, so that an edit never changes
 how text before it scans); a new chunk
-starts at every line that begins a top-level statement (column 0, outside brackets and strings),
-except decorator continuations and ``else``/``elif``/``except``/``finally`` clauses.
+starts at every line that begins a top-level statement (column 0, outside brackets and strings;
+a ``def`` or ``class`` at column 0 even inside a bracket left open), except decorator
+continuations and ``else``/``elif``/``except``/``finally`` clauses.
 :class:`IncrementalSplitter` rescans only the edited region of a module it saw before.
 """
 
@@ -33,6 +34,10 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _CONTINUES_PREVIOUS = re.compile(r"(?:else|elif|except|finally)\b")
+_DEFINITION = re.compile(r"(?:async[ \t]+)?def[ \t]|class[ \t]")
+"""A ``def``/``class`` at column 0: always a new statement, even inside a bracket left open
+above (keywords cannot continue an expression), so an unclosed bracket while typing breaks
+only its own definition."""
 _RESCAN_MARGIN = 16
 """Statement starts this close before an edit are rescanned (their first characters may have changed)."""
 
@@ -73,15 +78,25 @@ def statement_starts(
             if offset + delta >= tail_start
         }
     search = _TOKEN.search
+    decorators: list[int] = []  # column-0 `@` lines inside an open bracket, before a `def`
     while True:
-        if check_line and depth == 0:
+        if check_line:
             first = source[line_start : line_start + 1]
-            if first and first not in " \t\f\r\n#\\":
-                index = reusable.get(line_start)
-                if index is not None and old_starts is not None:
-                    starts.extend(offset + delta for offset in old_starts[index:])
-                    return starts
-                starts.append(line_start)
+            if depth and _DEFINITION.match(source, line_start):
+                depth = 0  # the bracket above was never closed: the definition starts anew
+                starts.extend(decorators)
+            if depth == 0:
+                if first and first not in " \t\f\r\n#\\":
+                    index = reusable.get(line_start)
+                    if index is not None and old_starts is not None:
+                        starts.extend(offset + delta for offset in old_starts[index:])
+                        return starts
+                    starts.append(line_start)
+                    decorators.clear()
+            elif first == "@":
+                decorators.append(line_start)
+            elif first.isidentifier():
+                decorators.clear()
             check_line = False
         match = search(source, pos)
         if match is None:
@@ -90,7 +105,7 @@ def statement_starts(
         pos = match.end()
         if kind == "newline":
             line_start = pos
-            check_line = depth == 0
+            check_line = True
         elif kind == "open":
             depth += 1
         elif kind == "close":
@@ -171,6 +186,10 @@ class IncrementalSplitter:
             suffix = common_suffix_length(old, source, min(len(old), len(source)) - prefix)
             delta = len(source) - len(old)
             keep = bisect_right(self._starts, prefix - _RESCAN_MARGIN) - 1
+            # Never restart at a decorator: inside a bracket left open, whether it starts a
+            # statement depends on the `def` below it, which the edit may have changed.
+            while keep >= 0 and old.startswith("@", self._starts[keep]):
+                keep -= 1
             if keep < 0:
                 starts = statement_starts(
                     source, 0, self._starts, delta, len(source) - suffix + _RESCAN_MARGIN

@@ -283,6 +283,16 @@ def relation_as_interval(relation: Relation) -> Sequence | None:
     return None
 
 
+def relations_as_union(sequence: Sequence) -> Union | None:
+    """``x < 3, x > 4`` (a bare list of inequalities, "or") -> ``(-\\infty, 3) \\cup (4, \\infty)``."""
+    if sequence.opener or len(sequence.items) < 2 or not all(isinstance(item, Relation) for item in sequence.items):
+        return None
+    intervals = [relation_as_interval(item) for item in sequence.items]  # type: ignore[arg-type]
+    if any(interval is None for interval in intervals):
+        return None
+    return Union(tuple(intervals))  # type: ignore[arg-type]
+
+
 def _are_formulas(*values: Value) -> bool:
     """Scalars of which at least one is an expression (that may involve variables)."""
     return all(isinstance(value, (Number, Expression)) for value in values) and any(
@@ -300,11 +310,16 @@ def compare_values(answer: Value, gold: Value, settings: Settings, backend: Symb
         return Outcome(False, "equation")  # a=3 is not b=3 (in a list, names say which is which)
     if not settings.strict:
         # Lenient: an inequality in one variable and the interval it describes are the same answer.
+        # "x < 3 or x > 4" (a list of inequalities) and the union it describes, too.
         gold_is_interval = isinstance(gold, Union) or (isinstance(gold, Sequence) and gold.is_interval)
         if gold_is_interval and isinstance(answer, Relation):
             answer = relation_as_interval(answer) or answer
+        elif isinstance(gold, Union) and isinstance(answer, Sequence):
+            answer = relations_as_union(answer) or answer
         elif isinstance(gold, Relation) and isinstance(answer, (Sequence, Union)):
             gold = relation_as_interval(gold) or gold
+        elif isinstance(answer, Union) and isinstance(gold, Sequence):
+            gold = relations_as_union(gold) or gold
     if isinstance(gold, Assignment) and isinstance(answer, Relation):
         return compare_relations(answer, Relation((gold.variable, gold.value_latex), ("=",)), settings, backend)
     if isinstance(gold, Assignment):

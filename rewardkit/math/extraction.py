@@ -153,8 +153,27 @@ def extract_answer(text: str, mode: ExtractMode = "boxed") -> str | None:
     span = _last_math_span(text)
     if span and span[1]:
         return span[1]
-    numbers = _NUMBER.findall(text)
-    return numbers[-1] if numbers else None
+    return _last_number(text)
+
+
+_NUMBER_WINDOW = 4096
+
+
+def _last_number(text: str) -> str | None:
+    """The last number of ``text``, searched backwards in windows (a megabyte of digits is not listed)."""
+    end = len(text)
+    while end > 0:
+        start = max(end - _NUMBER_WINDOW, 0)
+        # Widen to the left while a number might cross the window's edge.
+        while start > 0 and (text[start - 1].isdigit() or text[start - 1] in ",.-/"):
+            start -= 1
+        last = None
+        for last in _NUMBER.finditer(text, start, end):
+            pass
+        if last is not None:
+            return last.group()
+        end = start
+    return None
 
 
 _WRAPPERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))

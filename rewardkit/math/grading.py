@@ -7,6 +7,7 @@ symbolic work go to the sandbox worker, within the call's time budget.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -51,13 +52,15 @@ def _prepare_gold(gold: str) -> _Gold:
     return _Gold(gold, normalized, parse_value(normalized), None)
 
 
-def _check_options(policy: str, timeout: float, extract: str = "boxed") -> None:
+def _check_options(policy: str, timeout: float, extract: str = "boxed", tolerance: float = 1e-6) -> None:
     if policy not in POLICIES:
         raise MathGraderError(f"policy={policy!r} is not one of {POLICIES}")
     if extract not in _EXTRACT_MODES:
         raise MathGraderError(f"extract={extract!r} is not one of {_EXTRACT_MODES}")
-    if not timeout > 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise MathGraderError(f"timeout={timeout!r} must be a positive number of seconds")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
+        raise MathGraderError(f"tolerance={tolerance!r} must be a relative tolerance in [0, 1)")
 
 
 def _as_text(value: object) -> str | None:
@@ -73,7 +76,10 @@ def _as_text(value: object) -> str | None:
 def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str) -> MathVerdict:
     detail = {"normalized_answer": normalized_answer, "normalized_gold": gold.normalized}
     if outcome.reason in ("bad_gold", "crash"):
-        detail["error"] = outcome.error or "unknown error"
+        error = outcome.error or "unknown error"
+        if outcome.reason == "bad_gold" and repr(gold.raw) not in error:
+            error = f"gold {gold.raw!r}: {error}"  # the gold as the caller gave it, not only its normalized form
+        detail["error"] = error
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
     if outcome.error:
         detail["error"] = outcome.error
@@ -111,13 +117,15 @@ def _compare(
 # Symbolic outcomes by (answer, gold, policy, tolerance): identical responses in an RL group, or a
 # bad gold, cost one worker round-trip only. Timeouts and crashes are not cached (they may pass later).
 _SYMBOLIC_CACHE: OrderedDict[tuple[str, str, str, float], Outcome] = OrderedDict()
+_SYMBOLIC_CACHE_LOCK = threading.Lock()  # grade is called from many threads (reward workers)
 _SYMBOLIC_CACHE_SIZE = 16_384
 _UNCACHED_REASONS = ("timeout", "crash")
 
 
 def _symbolic(answer: str, gold: str, settings: Settings, deadline: float, sandbox: bool) -> Outcome:
     key = (answer, gold, settings.policy, settings.tolerance)
-    cached = _SYMBOLIC_CACHE.get(key)
+    with _SYMBOLIC_CACHE_LOCK:
+        cached = _SYMBOLIC_CACHE.get(key)
     if cached is not None:
         return cached
     if sandbox:
@@ -132,9 +140,10 @@ def _symbolic(answer: str, gold: str, settings: Settings, deadline: float, sandb
 
         outcome = symbolic_compare(*key)
     if outcome.reason not in _UNCACHED_REASONS:
-        _SYMBOLIC_CACHE[key] = outcome
-        if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
-            _SYMBOLIC_CACHE.popitem(last=False)
+        with _SYMBOLIC_CACHE_LOCK:
+            _SYMBOLIC_CACHE[key] = outcome
+            if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
+                _SYMBOLIC_CACHE.popitem(last=False)
     return outcome
 
 
@@ -153,7 +162,7 @@ def compare_answers(
     tolerance: float = 1e-6,
 ) -> MathVerdict:
     """Grade an already extracted ``answer`` against ``gold`` (golden pairs use this); never raises for text."""
-    _check_options(policy, timeout)
+    _check_options(policy, timeout, tolerance=tolerance)
     deadline = time.monotonic() + timeout
     answer_text, gold_text = _as_text(answer), _as_text(gold)
     if gold_text is None:
@@ -184,7 +193,7 @@ def grade(
 
     ``sandbox=False`` runs symbolic work in this process (the caller then owns the time budget).
     """
-    _check_options(policy, timeout, extract)
+    _check_options(policy, timeout, extract, tolerance)
     started = time.monotonic()
     try:
         answer = extract_answer(response, extract) if isinstance(response, str) else None  # type: ignore[arg-type]

@@ -75,7 +75,8 @@ def symbolic_guard(latex: str) -> str | None:
     if "^" in latex:
         for exponent in _exponents(latex):
             if "^" in exponent or "\\uparrow" in exponent:
-                letters = re.sub(r"[^A-Za-z]", "", _COMMAND.sub("", exponent))
+                # Euler's e is a number too: e^{e^{e^{10}}} is a tower.
+                letters = re.sub(r"[^A-Za-df-z]", "", _COMMAND.sub("", exponent))
                 if not letters:
                     return "a power tower"
             for literal in _INTEGER_LITERAL.findall(exponent):

@@ -14,9 +14,14 @@ _HEDGE_WORDS = re.compile(
 )
 
 
+# An alternative offered in parentheses: "4 (or 5)", "4 \\text{ (and 5)}".
+_PARENTHESIZED_ALTERNATIVE = re.compile(r"\(\s*(or|and)\b", re.IGNORECASE)
+
+
 def hedge_words(text: str) -> set[str]:
-    """The hedging words in ``text``, lowercased (``"4 (or maybe 5)"`` -> ``{"maybe"}``)."""
-    return {word.lower() for word in _HEDGE_WORDS.findall(text)}
+    """The hedging words in ``text``, lowercased (``"4 (or maybe 5)"`` -> ``{"maybe", "(or"}``)."""
+    words = {word.lower() for word in _HEDGE_WORDS.findall(text)}
+    return words | {"(" + word.lower() for word in _PARENTHESIZED_ALTERNATIVE.findall(text)}
 
 
 def is_hedged(answer: str, gold: str) -> bool:

@@ -146,13 +146,26 @@ _TEXT_TAIL = re.compile(
 _CURRENCY = re.compile(r"\\\$|\\textdollar|\\euro|\\pounds|[€£¥]|\bUSD\b|\bdollars?\b|\bcents?\b|\\text\{\s*\}")
 
 
+# Words that make a text tail a statement rather than a unit: "3 \\text{ or four}" is a hedge,
+# "3 \\text{ is wrong}" a claim; stripping them as units would accept 3.
+_NOT_UNIT_WORDS = re.compile(
+    r"\b(?:or|and|nor|not|no|is|are|was|were|be|more|less|fewer|than|least|most|maybe|perhaps|possibly|"
+    r"probably|either|neither|but|also|else|otherwise|if|only|wrong|incorrect|false|true|none|to)\b",
+    re.IGNORECASE,
+)
+
+
+def _drop_unit(match: re.Match[str]) -> str:
+    return match.group() if _NOT_UNIT_WORDS.search(match.group()) else ""
+
+
 def strip_units(text: str) -> str:
     """Units in text or words after a number go (``8 \\text{ km}`` -> ``8``), as does currency (``\\$5``)."""
     if "\\" in text or "$" in text or any(c in text for c in "€£¥"):
         text = _CURRENCY.sub(" ", text)
     text = _unwrap_commands(text, lambda content: "\\text{" + content + "}") if "\\" in text else text
     for tail in (_TEXT_TAIL, _UNIT_TAIL):
-        stripped = tail.sub("", text)
+        stripped = tail.sub(_drop_unit, text)
         if stripped.strip():
             text = stripped
     return text
@@ -163,11 +176,11 @@ _CONNECTIVE = re.compile(r"\s*\\text\{\s*(or|and)\s*\}\s*|\s+(or|and)\s+|\s*\\(?
 
 def unwrap_text(text: str) -> str:
     """``\\text{yes}`` -> ``yes``; ``3 \\text{ or } 4`` -> ``3, 4`` (several candidates, a list)."""
+    if "\\" in text:  # unwrap first, so "3 \\text{ or four}" shows its connective
+        text = _unwrap_commands(text, lambda content: " " + content + " ")
     if "or" in text or "and" in text or "\\l" in text or "vee" in text or "wedge" in text:
         text = _CONNECTIVE.sub(", ", text)
-    if "\\" not in text:
-        return text
-    return _unwrap_commands(text, lambda content: " " + content + " ")
+    return text
 
 
 _SPACING = re.compile(r"(?<!\\)\\[,!;: ]|\\q?quad(?![A-Za-z])|~|\\hspace\{[^{}]*\}|\\thinspace")
@@ -222,6 +235,8 @@ _COMMAND_SYNONYMS = (
     (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
     (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
     (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
+    (re.compile(r"\\\{\s*\\\}"), r"\\emptyset "),  # {} is the empty set
+    (re.compile(r"\\mathbb\s*(?:\{\s*R\s*\}|R(?![A-Za-z]))"), r"(-\\infty,\\infty)"),  # the real line
 )
 
 
@@ -346,7 +361,8 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep("percent", canonical_percent, _example(("50\\%", "50%"), ("50 %", "50%"))),
     NormalizationStep(
-        "commands", canonical_commands, _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"))
+        "commands", canonical_commands,
+        _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)")),
     ),
     NormalizationStep(
         "choice", canonical_choice, _example(("(A)", "A"), ("(b) 12", "B"), ("x", "x"))

@@ -227,7 +227,7 @@ def parse_number(text: str) -> Number | None:
         numerator, denominator = int(match["num"]), int(match["den"])
         if denominator == 0:
             return None
-        reduced = gcd(numerator, denominator) == 1 and denominator > 0
+        reduced = gcd(numerator, denominator) == 1  # the sign may sit below: \frac{1}{-2} is reduced
         value = sign * Fraction(numerator, denominator)
         return Number(value, NumberForm.FRACTION, bool(match["pct"]), reduced)
     if match := _MIXED.match(text):

@@ -8,6 +8,7 @@ nothing here converts a sympy number to a string.
 
 from __future__ import annotations
 
+import cmath
 import random
 import re
 from functools import lru_cache
@@ -34,7 +35,11 @@ _CONVERSION = ConversionConfig(lowercase_symbols=False)
 _E_NOTATION = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?\d+)")
 _DECIMAL = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
 _PRECISION = 30
-_SAMPLE_POINTS = (0.3712, 1.2345, -0.6789, 2.7183, -1.4142)
+# Small and large magnitudes of both signs: floor(x/5) and floor(x/6) agree on every point in (-2, 3).
+_SAMPLE_POINTS = (0.3712, 1.2345, -0.6789, 2.7183, -1.4142, 7.3891, -12.3457)
+# Unevaluated sums, products, integrals, limits and derivatives: sympy's numeric evaluation of them is
+# not reliable (an alternating series evaluates to 1 at any x), so only proofs decide them.
+_UNEVALUATED = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit, sympy.Derivative)
 
 
 class UnparseableLatex(ValueError):
@@ -68,6 +73,10 @@ def _parse_cached(latex: str) -> Any:
         expression, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.Set)
     ):
         return UnparseableLatex(f"{latex!r} is not a single expression")
+    if expression.has(sympy.zoo, sympy.nan):
+        # A division by zero, or a misread (the parser turns "\\gamma^2" into zoo**2): x*zoo - x*zoo
+        # cancels to 0, so such an expression would equal anything of the same shape.
+        return UnparseableLatex(f"{latex!r} is undefined (complex infinity)")
     return expression
 
 
@@ -92,13 +101,17 @@ def _complex_aware(answer: Any, gold: Any) -> tuple[Any, Any]:
 
 
 def _numeric(expression: Any, substitution: dict[Any, Any] | None = None) -> complex | None:
+    """The value at ``substitution`` as a finite complex number, or None when it cannot be trusted."""
+    if expression.has(*_UNEVALUATED):
+        return None
     try:
         value = sympy.N(expression, _PRECISION, subs=substitution) if substitution else sympy.N(expression, _PRECISION)
         if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
             return None
-        return complex(value)
+        number = complex(value)
     except (TypeError, ValueError, ArithmeticError, RecursionError):
         return None
+    return number if cmath.isfinite(number) else None
 
 
 def _close(a: complex, b: complex, tolerance: float) -> bool:
@@ -216,9 +229,23 @@ class SympyBackend:
             return Outcome(False, "equation")
         if len(gold_sides) == 2:
             symmetric = gold_ops[0] in ("=", "\\neq")
+            if not any(side.free_symbols for side in (*answer_sides, *gold_sides)):
+                # A numeric statement ("20\\cos 30^\\circ \\cdot 200 = 3464.1"): any two nonzero constant
+                # differences are proportional, so compare the sides themselves (swapped for "=").
+                straight = all(_same_constant(a, g) for a, g in zip(answer_sides, gold_sides))
+                swapped = symmetric and all(_same_constant(a, g) for a, g in zip(answer_sides[::-1], gold_sides))
+                return Outcome(straight or swapped, "equation")
             return Outcome(_proportional(answer_sides, gold_sides, positive_only=not symmetric), "equation")
         equal = all(_agree_at_points(a, g, 1e-9) or _is_zero(a - g) for a, g in zip(answer_sides, gold_sides))
         return Outcome(equal, "equation")
+
+
+def _same_constant(answer: Any, gold: Any) -> bool:
+    """Two constant expressions are equal: provably, or to 1e-9 relative at 30 digits."""
+    if _is_zero(answer - gold):
+        return True
+    answer_value, gold_value = _numeric(answer), _numeric(gold)
+    return answer_value is not None and gold_value is not None and _close(answer_value, gold_value, 1e-9)
 
 
 _FLIP = {">": "<", "\\geq": "\\leq", "<": ">", "\\leq": "\\geq"}

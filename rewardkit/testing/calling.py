@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import difflib
 import importlib
+import inspect
 from collections.abc import Mapping
 from typing import Any
+
+REGISTRATION_HINT = (
+    "A reward is registered when its module is imported: import that module in conftest.py, "
+    "or name the reward as 'module:attr'"
+)
 
 
 class RewardLookupError(LookupError):
@@ -66,7 +73,7 @@ def resolve_reward(spec: Any) -> Any:
     except KeyError as exc:
         message = exc.args[0] if exc.args else str(exc)
         raise RewardLookupError(
-            f"unknown reward {spec!r}: {message} (use a registered name or 'module:attr')"
+            f"unknown reward {spec!r}: {message}. {REGISTRATION_HINT}"
         ) from None
 
 
@@ -76,6 +83,55 @@ def reward_name(reward: Any) -> str:
     if isinstance(name, str) and name:
         return name
     return getattr(reward, "__qualname__", None) or type(reward).__name__
+
+
+def reward_signature(reward: Any) -> inspect.Signature | None:
+    """The signature the fields bind to (the decorated function, ``BaseReward.call``, or the
+    callable itself); None when Python cannot read it."""
+    target = getattr(reward, "__wrapped__", None) or getattr(reward, "call", None) or reward
+    try:
+        return inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+
+
+def declares_field(reward: Any, name: str) -> bool:
+    """True when ``reward`` takes a field called ``name`` (by name, or through ``**kwargs``)."""
+    signature = reward_signature(reward)
+    if signature is None:
+        return name in (getattr(reward, "parameters", None) or ())
+    return name in signature.parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
+    )
+
+
+def fields_problem(reward: Any, fields: Mapping[str, Any]) -> str | None:
+    """Why ``fields`` cannot be a call of ``reward``, or None: a field it does not take (the
+    runtime drops those silently, so a misspelt optional field would go unnoticed), or a
+    required one missing."""
+    signature = reward_signature(reward)
+    if signature is None:
+        return None
+    parameters = [
+        p
+        for p in signature.parameters.values()
+        if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    names = [p.name for p in parameters]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    declared = f"reward {reward_name(reward)!r} takes {', '.join(names) or 'no fields'}"
+    if not takes_any:
+        for key in fields:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                return f"field {key!r} is not a parameter of the reward{hint}; {declared}"
+    for parameter in parameters:
+        if parameter.default is inspect.Parameter.empty and parameter.name not in fields:
+            close = difflib.get_close_matches(parameter.name, list(fields), n=1)
+            hint = f" (is {close[0]!r} a misspelling?)" if close else ""
+            return f"missing field {parameter.name!r}, which the reward requires{hint}; {declared}"
+    return None
 
 
 def _run_in_fresh_thread(coro: Any) -> Any:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
-from rewardkit.testing.calling import RewardCaller, resolve_reward, reward_name
+from rewardkit.testing.calling import RewardCaller, declares_field, resolve_reward, reward_name
 from rewardkit.testing.strategies import adversarial_text
 
 FieldsSpec = SearchStrategy[Mapping[str, Any]] | Mapping[str, Any] | None
@@ -60,18 +60,6 @@ def preview(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _declares(reward: Any, name: str) -> bool:
-    parameters = getattr(reward, "parameters", None)
-    target = getattr(reward, "__wrapped__", None) or getattr(reward, "call", None) or reward
-    try:
-        signature = inspect.signature(target)
-    except (TypeError, ValueError):
-        return parameters is not None and name in parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
-        return True
-    return name in signature.parameters or (parameters is not None and name in parameters)
-
-
 def fields_strategy(
     reward: Any, fields: FieldsSpec, *, arbitrary_final_response: bool = True
 ) -> SearchStrategy[Mapping[str, Any]]:
@@ -87,7 +75,7 @@ def fields_strategy(
         key: value if isinstance(value, SearchStrategy) else st.just(value)
         for key, value in dict(fields or {}).items()
     }
-    if arbitrary_final_response and _declares(reward, "final_response"):
+    if arbitrary_final_response and declares_field(reward, "final_response"):
         hostile = adversarial_text()
         given_text = parts.get("final_response")
         parts["final_response"] = hostile if given_text is None else st.one_of(given_text, hostile)
@@ -239,6 +227,7 @@ def check_reward_contract(
     result)`` may add assertions of your own. Raises ``RewardContractError`` naming the
     rule and the minimal failing example.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this function's source
     target = resolve_reward(reward)
     name = reward_name(target)
     strategy = fields_strategy(target, fields, arbitrary_final_response=arbitrary_final_response)
@@ -253,8 +242,11 @@ def check_reward_contract(
             run.check(example)
 
         # One inner function serves every reward: give each contract its own key in
-        # hypothesis' example database, so saved failures replay for the right reward.
-        contract._hypothesis_internal_add_digest = _database_key(target, bounds, extra_check)  # type: ignore[attr-defined]
+        # hypothesis' example database, so saved failures replay for the right reward only
+        # (hypothesis digests the inner test; its pytest plugin keys parametrized tests so).
+        contract.hypothesis.inner_test._hypothesis_internal_add_digest = _database_key(  # type: ignore[attr-defined]
+            target, bounds, extra_check
+        )
 
         try:
             with warnings.catch_warnings():
@@ -301,6 +293,7 @@ def reward_contract(
 
     def decorate(function: ExtraCheck) -> Callable[[], None]:
         def test() -> None:
+            __tracebackhide__ = True
             check_reward_contract(reward, fields, extra_check=function, **options)
 
         functools.update_wrapper(

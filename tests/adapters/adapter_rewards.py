@@ -32,9 +32,11 @@ def echo_fields(**fields: Any) -> dict[str, Any]:
 
 @reward(name="adapters_picky")
 def picky(final_response: str, answer: str) -> float:
-    """Fails on responses containing ``boom``, hangs on ``sleep``, returns NaN on ``nan``."""
+    """Fails on ``boom``, raises its own ``TimeoutError`` on ``upstream``, hangs on ``sleep``, NaN on ``nan``."""
     if "boom" in final_response:
         raise RuntimeError("boom in the response")
+    if "upstream" in final_response:
+        raise TimeoutError("upstream API timed out")
     if "sleep" in final_response:
         time.sleep(2.0)
     if "nan" in final_response:
@@ -44,9 +46,11 @@ def picky(final_response: str, answer: str) -> float:
 
 @reward(name="adapters_picky_async")
 async def picky_async(final_response: str, answer: str) -> float:
-    """Async: fails on ``boom``, hangs on ``sleep``."""
+    """Async: fails on ``boom``, hangs on ``sleep``, raises its own ``TimeoutError`` on ``upstream``."""
     if "boom" in final_response:
         raise RuntimeError("boom in the response")
+    if "upstream" in final_response:
+        raise TimeoutError("upstream API timed out")
     if "sleep" in final_response:
         await asyncio.sleep(30.0)
     return float(final_response.strip() == answer)

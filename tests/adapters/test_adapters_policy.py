@@ -93,3 +93,11 @@ def test_agentfly_adapter_failure_shape() -> None:
 def test_bad_options_are_clear_errors(options: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         to_verl(exact, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("reward", [picky, picky_async], ids=["sync", "async"])
+def test_a_timeout_error_the_reward_raises_is_a_failure_not_an_adapter_timeout(reward: object) -> None:
+    compute_score = to_verl(reward, asynchronous=False, timeout=5.0)
+    result = compute_score(data_source="d", solution_str="upstream", ground_truth="1", extra_info=None)
+    assert result == {"score": 0.0, "error": "TimeoutError: upstream API timed out"}
+    assert (compute_score.stats.failures, compute_score.stats.timeouts) == (1, 0)

@@ -100,3 +100,18 @@ def test_select_and_ignore_are_prefixes() -> None:
     assert config.is_selected("RK201")
     assert not config.is_selected("RK102")
     assert not config.is_selected("RK202")
+
+
+def test_task_fields_declared_by_an_editor_keep_the_projects_provenance() -> None:
+    from rewardkit.checks import TaskField
+
+    project = CheckConfig(task_fields={"answer": TaskField("answer", "pyproject", "pyproject.toml")})
+    merged = project.with_task_fields(
+        TaskField(name, "editor", "rewardkit.taskFields") for name in ("answer", "question")
+    )
+    assert merged.task_fields["answer"].source == "pyproject"
+    assert merged.task_fields["question"].source == "editor"
+    assert merged.describe_field("question") == (
+        "task field declared in the editor settings (rewardkit.taskFields)"
+    )
+    assert project.with_task_fields([]) is project

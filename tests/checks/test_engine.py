@@ -350,3 +350,95 @@ def test_rewards_defined_inside_functions_are_checked_but_not_compared_for_rk401
         ("shared", True),
         ("shared", False),
     ]
+
+
+def test_a_syntax_error_keeps_the_rewards_that_parsed_and_reports_only_rk900() -> None:
+    """While one definition does not parse, the others' rewards stay known (hover, completion)
+    but their diagnostics wait: the file's other checks are skipped, as for ``rewardkit check``."""
+    source, _ = CORPUS["syntax_error"]
+    analyzer = ModuleAnalyzer()
+    analysis = analyzer.analyze(source, "doc.py", TASK_CONFIG)
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [("RK900", 5)]
+    assert analysis.syntax_error == analysis.diagnostics[0]
+    assert [(r.name, r.span.line) for r in analysis.rewards] == [("other", 8)]
+    # RK900 deselected: the analysis still says the module does not parse.
+    quiet = ModuleAnalyzer().analyze(source, "doc.py", CheckConfig(ignore=("RK900",)))
+    assert quiet.diagnostics == ()
+    assert quiet.syntax_error is not None
+    # Fixed: the cached analyses of the other definitions come back at once.
+    fixed = source.replace("{'reward': 1.0\n", "{'reward': 1.0}\n")
+    analysis = analyzer.analyze(fixed, "doc.py", TASK_CONFIG)
+    assert analyzer.last_reparsed == 1
+    assert analysis.syntax_error is None
+    assert {(d.code, d.line) for d in analysis.diagnostics} == {("RK102", 4), ("RK101", 8)}
+
+
+def test_line_numbers_in_a_syntax_error_message_are_the_modules() -> None:
+    source = (
+        "from rewardkit import reward\n\n\n"
+        "@reward\ndef f(final_response):\n    text = '''never closed\n    return 1.0\n"
+    )
+    [diagnostic] = check_source(source)
+    assert diagnostic.line == 6
+    assert diagnostic.message == (
+        "syntax error: unterminated triple-quoted string literal (detected at line 7)"
+    )
+
+
+def test_duplicate_names_differing_only_in_case_clash_like_in_the_registry() -> None:
+    source = (
+        "from rewardkit import reward\n\n@reward(name='Exact')\ndef a(final_response):\n"
+        "    return 1.0\n\n@reward(name='exact')\ndef b(final_response):\n    return 0.0\n"
+    )
+    assert [(d.code, d.line, d.message) for d in check_source(source)] == [
+        ("RK401", 4, "reward name 'Exact' is also defined at line 8 (as 'exact')"),
+        ("RK401", 8, "reward name 'exact' is also defined at line 4 (as 'Exact')"),
+    ]
+
+
+def test_agentfly_env_cls_fills_env() -> None:
+    source = (
+        "from agentfly.rewards import reward\nfrom agentfly.envs import CodeEnv\n\n"
+        "@reward(name='code', env_cls=CodeEnv, pool_size=8)\n"
+        "async def code(final_response, answer, env):\n"
+        "    return float(await env.step(final_response) == answer)\n\n"
+        "@reward(name='plain')\nasync def plain(final_response, env):\n    return 1.0\n"
+    )
+    analysis = ModuleAnalyzer().analyze(source, None, TASK_CONFIG)
+    assert [(d.code, d.line, d.data["parameter"]) for d in analysis.diagnostics] == [
+        ("RK101", 9, "env")
+    ]
+    code, plain = analysis.rewards
+    assert dict(code.own_fields)["env"].startswith("AgentFly: an instance of the decorator's `env_cls`")
+    assert plain.own_fields == ()
+
+
+@pytest.mark.parametrize(
+    ("parameter", "suggestion"),
+    [
+        ("solution_str", "final_response"),  # verl
+        ("completion", "final_response"),  # TRL
+        ("response", "final_response"),
+        ("messages", "trajectory"),
+        ("ground_truth", "answer"),
+        ("answers", "answer"),  # close spelling
+    ],
+)
+def test_unknown_fields_suggest_what_other_frameworks_call_them(
+    parameter: str, suggestion: str
+) -> None:
+    source = f"from rewardkit import reward\n\n@reward\ndef r({parameter}, answer=''):\n    return 1.0\n"
+    [diagnostic] = check_source(source, None, TASK_CONFIG)
+    assert diagnostic.code == "RK101"
+    assert diagnostic.message.endswith(f"; did you mean `{suggestion}`?")
+    assert diagnostic.fixes[0].title == f"Rename `{parameter}` to `{suggestion}`"
+
+
+def test_an_unknown_field_without_suggestion_says_how_to_declare_it() -> None:
+    source = "from rewardkit import reward\n\n@reward\ndef r(final_response, difficulty):\n    return 1.0\n"
+    [diagnostic] = check_source(source, None, TASK_CONFIG)
+    assert diagnostic.message == (
+        "`difficulty` is not a field: no predefined, injected or task field fills it "
+        "(if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
+    )
+    assert diagnostic.fixes == ()

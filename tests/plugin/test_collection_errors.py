@@ -64,7 +64,7 @@ CASES = [
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[reward]]\nreward = "no_such_reward_xyz"\nexpect = 1.0\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': unknown reward 'no_such_reward_xyz'*",
+        "golden_bad.toml:7: [[][[]reward]] 'reward0': unknown reward 'no_such_reward_xyz'*import that module in conftest.py*",
         id="unknown-reward",
     ),
     pytest.param(
@@ -80,6 +80,36 @@ CASES = [
         + '[[reward]]\nreward = "plugrewards:length_reward"\nexpect = { correct = true }\n',
         "golden_bad.toml:7: [[][[]reward]] 'reward0': 'expect' table needs a 'reward' key (it has: correct)",
         id="expect-without-reward",
+    ),
+    pytest.param(
+        ".toml",
+        GOOD_PAIR
+        + '[[reward]]\nreward = "plugrewards:length_reward"\n'
+        + 'fields = { final_response = "x", max_lenght = 3 }\nexpect = 0.1\n',
+        "golden_bad.toml:7: [[][[]reward]] 'reward0': field 'max_lenght' is not a parameter of the "
+        "reward (did you mean 'max_length'?); reward 'plug_length_reward' takes final_response, max_length",
+        id="misspelt-optional-field",  # the runtime would drop it silently and use the default
+    ),
+    pytest.param(
+        ".toml",
+        GOOD_PAIR
+        + '[[reward]]\nreward = "plugrewards:length_reward"\nfields = { final_respons = "x" }\nexpect = 0.1\n',
+        "golden_bad.toml:7: [[][[]reward]] 'reward0': field 'final_respons' is not a parameter of the "
+        "reward (did you mean 'final_response'?)*",
+        id="misspelt-required-field",
+    ),
+    pytest.param(
+        ".toml",
+        GOOD_PAIR
+        + '[[reward]]\nreward = "plugrewards:length_reward"\nfields = { max_length = 3 }\nexpect = 0.1\n',
+        "golden_bad.toml:7: [[][[]reward]] 'reward0': missing field 'final_response', which the reward requires*",
+        id="missing-field",
+    ),
+    pytest.param(
+        ".toml",
+        GOOD_PAIR + '[[pair]]\ngiven = "1"\ngold = "1"\npolicy = "strct"\n',
+        "golden_bad.toml:7: [[][[]pair]] 'pair1': unknown policy 'strct' (did you mean 'strict'?)*",
+        id="misspelt-policy",
     ),
     pytest.param(
         ".toml",

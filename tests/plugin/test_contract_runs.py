@@ -49,3 +49,6 @@ def test_contract_failure_is_found_and_minimized(plug: pytest.Pytester) -> None:
             "*  fields = {'final_response': '0'}",
         ]
     )
+    # The failure points at the test's line, not at rewardkit's source.
+    result.stdout.no_fnmatch_line("*def check_reward_contract*")
+    result.stdout.fnmatch_lines([">*check_reward_contract(", "test_plug_contract.py:*"])

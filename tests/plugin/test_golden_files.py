@@ -107,8 +107,27 @@ def test_a_reward_that_raises_fails_with_its_traceback(plug: pytest.Pytester) ->
     result = plug.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["  raised   : ValueError: cannot grade x", "*plugrewards.py*in broken*"]
+        [
+            "  raised   : ValueError: cannot grade x",
+            "Traceback (most recent call last):",
+            "*plugrewards.py*in broken*",
+        ]
     )
+    # The traceback starts at the reward: no frames of the plugin or the event loop.
+    output = result.stdout.str()
+    assert "pytest_rewardkit" not in output
+    assert "/asyncio/" not in output
+
+
+def test_the_short_summary_and_junit_xml_say_why_a_case_failed(plug: pytest.Pytester) -> None:
+    plug.makefile(".toml", golden_mixed=PAIRS_AND_REWARDS)
+    junit = plug.path / "junit.xml"
+    result = plug.runpytest("-rf", "-vv", f"--junitxml={junit}")
+    result.assert_outcomes(passed=4, failed=1)
+    why = "graded NOT equivalent, expected equivalent (rule: stripped-text)"
+    result.stdout.fnmatch_lines([f"FAILED golden_mixed.toml::wrong-label - {why}"])
+    assert f'message="{why}"' in junit.read_text()
+    assert "golden pair 'wrong-label' failed at golden_mixed.toml:14" in junit.read_text()
 
 
 def test_async_rewards_are_awaited(plug: pytest.Pytester) -> None:
@@ -188,7 +207,7 @@ def test_terminal_summary_counts_per_file_and_groups_failures(plug: pytest.Pytes
     result.stdout.fnmatch_lines(
         [
             "*= rewardkit golden cases =*",
-            "golden_bad.toml: 1 not collected (malformed)",
+            "golden_bad.toml: not collected: malformed (see ERRORS above)",
             "golden_mixed.toml: 4 passed, 1 failed",
             "golden_more.jsonl: 2 failed",
             "failures by reason:",
@@ -199,6 +218,23 @@ def test_terminal_summary_counts_per_file_and_groups_failures(plug: pytest.Pytes
             "      golden_more.jsonl:1 far",
         ]
     )
+
+
+def test_the_plugin_is_invisible_without_golden_files(pytester: pytest.Pytester) -> None:
+    # Installed wherever rewardkit is, the plugin must cost an unrelated project nothing:
+    # no import of rewardkit (nor hypothesis), no output.
+    pytester.makepyfile(
+        test_unrelated="""
+        import sys
+
+        def test_nothing_of_rewardkit_was_imported():
+            loaded = [m for m in sys.modules if m.split(".")[0] in ("rewardkit", "tomlkit")]
+            assert loaded == []
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*rewardkit golden cases*")
 
 
 def test_no_summary_without_golden_files(plug: pytest.Pytester) -> None:

@@ -44,6 +44,26 @@ def test_golden_fixture_passes_and_fails_with_the_pair_report(plug: pytest.Pytes
     )
 
 
+def test_golden_fixture_rejects_a_policy_its_grader_does_not_have(plug: pytest.Pytester) -> None:
+    plug.makepyfile(
+        test_policy="""
+        def test_typo(golden):
+            golden.assert_equivalent("1", "1", policy="strct")
+
+        def test_no_policies(golden):
+            golden.assert_equivalent("1", "1", policy="strict", grader="plugrewards:same_text")
+        """
+    )
+    result = plug.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E*ValueError: unknown policy 'strct' (did you mean 'strict'?); the math grader has lenient, strict",
+            "E*ValueError: grader 'plugrewards:same_text' takes no 'policy' (remove it)",
+        ]
+    )
+
+
 def test_math_pairs_in_a_golden_file_show_normalized_forms_and_rule(plug: pytest.Pytester) -> None:
     plug.makefile(
         ".toml",

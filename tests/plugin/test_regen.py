@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -111,3 +112,14 @@ def test_regen_of_jsonl_rewrites_only_the_case_line(plug: pytest.Pytester) -> No
         "fields": {"final_response": "abcd"},
         "expect": {"reward": 0.4, "length": 4},
     }
+
+
+def test_regen_without_tomlkit_is_a_usage_error(
+    plug: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rewardkit without its 'testing' extra has no tomlkit: say so before running anything.
+    monkeypatch.setitem(sys.modules, "tomlkit", None)
+    plug.makefile(".toml", golden_any=TOML)
+    result = plug.runpytest("--rewardkit-regen")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--rewardkit-regen needs tomlkit*pip install 'rewardkit[[]testing[]]'"])

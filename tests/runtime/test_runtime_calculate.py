@@ -84,8 +84,11 @@ async def test_empty_batch_and_bad_arguments() -> None:
         await calculate_rewards(lambda final_response: 1.0, [{}], on_error="ignore")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="concurrency must be a positive integer"):
         await calculate_rewards(lambda final_response: 1.0, [{}], concurrency=0)
-    with pytest.raises(TypeError, match=r"samples\[1\] is a list"):
-        await calculate_rewards(lambda final_response: 1.0, [{"final_response": "a"}, ["a"]])  # type: ignore[list-item]
+    for on_error in ("raise", "record"):  # a caller's bug, not a sample's failure: never recorded
+        with pytest.raises(TypeError, match=r"samples\[1\] is a list"):
+            await calculate_rewards(
+                lambda final_response: 1.0, [{"final_response": "a"}, ["a"]], on_error=on_error  # type: ignore[list-item]
+            )
 
 
 async def test_sync_rewards_run_off_the_event_loop() -> None:
@@ -246,7 +249,7 @@ async def test_a_field_no_sample_supplies_raises_before_any_call_even_under_reco
     assert "reward 'typo' (" in message
     assert f"{__file__}:" in message  # where the reward is defined
     assert "requires field 'answr', which none of the 3 samples supplies" in message
-    assert "available fields of the first sample: answer, final_response" in message
+    assert "available fields of samples[0]: answer, final_response" in message
     assert "Did you mean 'answer'?" in message
     assert (caught.value.parameter, caught.value.suggestion) == ("answr", "answer")
     assert calls == []  # a configuration error: not one silent 0.0 per sample
@@ -321,3 +324,43 @@ def test_a_hung_sync_reward_does_not_block_interpreter_exit() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "TimeoutError: reward 'hangs_forever' on samples[0] took longer than 0.1 s"
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+async def test_a_timeout_error_the_reward_raises_itself_is_reported_as_its_own(timeout: float | None) -> None:
+    @reward(auto_register=False)
+    async def judge_api(final_response: str) -> float:
+        raise TimeoutError("upstream judge API timed out")
+
+    @reward(auto_register=False)
+    def judge_api_sync(final_response: str) -> float:
+        raise TimeoutError("upstream judge API timed out")
+
+    for fn in (judge_api, judge_api_sync):
+        results = await calculate_rewards(fn, [{"final_response": "x"}], timeout=timeout, on_error="record")
+        assert results[0].extras == {"error": "TimeoutError: upstream judge API timed out"}
+        with pytest.raises(TimeoutError, match="upstream judge API timed out"):
+            await calculate_rewards(fn, [{"final_response": "x"}], timeout=timeout)
+
+
+async def test_sync_rewards_run_at_most_concurrency_at_once() -> None:
+    lock = threading.Lock()
+    in_flight = 0
+    peak = 0
+    all_three = threading.Barrier(3)
+
+    @reward(auto_register=False)
+    def counted(index: int) -> float:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        if index < 3:
+            all_three.wait(timeout=10)  # the first three must run at the same time
+        with lock:
+            in_flight -= 1
+        return float(index)
+
+    results = await calculate_rewards(counted, [{"index": i} for i in range(40)], concurrency=3)
+    assert [r.reward for r in results] == [float(i) for i in range(40)]
+    assert peak == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import pickle
 from typing import Any
@@ -317,3 +318,15 @@ async def test_missing_field_of_a_callable_object_names_where_its_call_is_define
     line = inspect.getsourcelines(Grader.__call__)[1]
     with pytest.raises(MissingFieldError, match=rf"reward 'Grader' \({__file__}:{line}\) requires field 'answer'"):
         await calculate_reward(Grader(), final_response="x")
+
+
+def test_a_reward_wrapping_a_partial_names_the_function_and_refuses_to_pickle_clearly() -> None:
+    def scaled(final_response: str, answer: str, scale: float) -> float:
+        return scale * (final_response == answer)
+
+    doubled = reward(functools.partial(scaled, scale=2.0), name="doubled", auto_register=False)
+    assert doubled(final_response="a", answer="a").reward == 2.0
+    line = inspect.getsourcelines(scaled)[1]
+    assert f"{__file__}:{line}" in repr(doubled)
+    with pytest.raises(pickle.PicklingError, match=r"reward 'doubled' .* wraps a callable that is not a function"):
+        pickle.dumps(doubled)

@@ -7,7 +7,9 @@ import itertools
 import time
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
+from hypothesis.database import InMemoryExampleDatabase
 
 from rewardkit import reward
 from rewardkit.testing import (
@@ -104,6 +106,38 @@ def test_an_exception_on_some_text_is_reported_with_that_text() -> None:
     )
     assert "raised ZeroDivisionError" in str(error)
     assert error.fields == {"final_response": ""}
+
+
+def test_a_failure_on_hostile_text_shrinks_to_the_smallest_text() -> None:
+    @reward(auto_register=False)
+    def brace_hater(final_response: str) -> float:
+        if "{" in final_response:
+            raise ValueError("unbalanced")
+        return 0.0
+
+    error = _violation("no-exception", brace_hater, settings=settings(database=None))
+    assert error.fields == {"final_response": "{"}
+
+
+def test_saved_failures_replay_only_for_their_own_reward() -> None:
+    database = settings(database=InMemoryExampleDatabase())
+
+    @reward(auto_register=False)
+    def brace_hater(final_response: str) -> float:
+        if "{" in final_response:
+            raise ValueError("unbalanced")
+        return 0.0
+
+    seen: list[str] = []
+
+    @reward(auto_register=False)
+    def recorder(final_response: str) -> float:
+        seen.append(final_response)
+        return 0.0
+
+    _violation("no-exception", brace_hater, settings=database)  # saves '{' for brace_hater
+    check_reward_contract(recorder, settings=database, max_examples=5)
+    assert seen[0] != "{", "recorder replayed brace_hater's saved failure"
 
 
 def test_hostile_text_is_mixed_into_final_response_by_default() -> None:

@@ -1,0 +1,118 @@
+"""Adversarial review of the grader: hostile inputs stay verdicts, and the symbolic stage never proves too much.
+
+Latency on these inputs is measured by ``benchmarks/grader_robustness.py --hostile`` (tests do not
+time anything); here each input must come back as an ordinary verdict with the expected rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardkit.math import FailureTag, MathGraderError, compare_answers, extract_answer, grade
+from rewardkit.math.normalization import normalize
+from rewardkit.math.representation import Expression, parse_value
+
+# Inputs that made a stage re-scan the text once per nesting level or once per start position.
+QUADRATIC_INPUTS = {
+    "nested tuples": "(1," * 3000 + "1" + ")" * 3000,
+    "nested parens": "(" * 5000 + "1" + ")" * 5000,
+    "nested sets": "\\{" * 3000 + "1" + "\\}" * 3000,
+    "tildes": "~" * 9000 + "x",
+    "semicolons": " ;" * 4500 + "1",
+    "spaced commas": " \\, " * 2000 + "1",
+}
+
+
+@pytest.mark.parametrize("answer", QUADRATIC_INPUTS.values(), ids=QUADRATIC_INPUTS.keys())
+def test_pathological_answers_are_plain_wrong_answers(answer: str) -> None:
+    verdict = compare_answers(answer, "5")
+    assert (verdict.correct, verdict.tag) == (False, FailureTag.WRONG_ANSWER), dict(verdict.detail)
+
+
+def test_structures_deeper_than_any_real_answer_are_not_parsed() -> None:
+    deep = "(1," * 3000 + "1" + ")" * 3000
+    assert parse_value(deep) == Expression(deep)  # no recursion per level: the guard decides
+    assert compare_answers(deep, "5").reason == "guard"
+    assert parse_value("((1, 2), (3, 4))") != Expression("((1, 2), (3, 4))")
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "\\[" * 5000,
+        "\\(" * 5000 + "x",
+        "$$" + "x" * 10_000,
+        "\\boxed{" + "1+" * 200_000 + "1}",
+    ],
+    ids=["unclosed-display", "unclosed-inline", "unclosed-dollars", "huge-unclosed-box"],
+)
+def test_auto_extraction_of_unclosed_math_is_bounded_and_wrong(response: str) -> None:
+    verdict = grade(response, "5", extract="auto")
+    assert verdict.correct is False
+    assert verdict.tag in (FailureTag.NO_ANSWER, FailureTag.WRONG_ANSWER)
+
+
+def test_auto_extraction_finds_the_last_number_far_back() -> None:
+    text = "the total is 12" + " and so on" * 2000
+    assert extract_answer(text, "auto") == "12"
+    assert extract_answer("1,000 and then 2,000.5 at last", "auto") == "2,000.5"
+
+
+def test_euler_power_towers_are_refused_before_sympy() -> None:
+    verdict = compare_answers("e^{e^{e^{e^{10}}}}", "x+1")
+    assert (verdict.correct, verdict.reason) == (False, "guard")
+    assert compare_answers("e^{x^{2}}", "e^{x^2}").correct
+
+
+def test_normalization_of_choice_and_trailing_text_is_unchanged_by_the_rewrites() -> None:
+    assert normalize("  (b) 12 ") == "B"
+    assert normalize("42.;  ") == "42"
+    assert normalize("(A)") == "A"
+    assert normalize("x") == "x"
+
+
+def test_alternating_series_are_not_decided_by_numeric_evaluation() -> None:
+    # sympy evaluates this sum to 1 at any x, so two different series "agreed" at every sample point.
+    verdict = compare_answers(
+        "\\sum_{n=0}^{\\infty}(-1)^{n} x^{3n}", "\\sum_{n=0}^{\\infty}(-1)^{n} x^{2n}", sandbox=False
+    )
+    assert verdict.correct is False
+    assert compare_answers("\\sum_{n=1}^{10} n", "55").correct  # sums that evaluate are still compared
+
+
+def test_undefined_expressions_never_match() -> None:
+    # x*zoo - x*zoo cancels to 0 in sympy: an answer dividing by zero must not equal a like-shaped gold.
+    assert compare_answers("\\frac{x}{0}", "\\frac{2x}{0}", sandbox=False).correct is False
+    verdict = compare_answers("7", "\\frac{1}{0}")
+    assert (verdict.tag, verdict.reason) == (FailureTag.HARNESS_ERROR, "bad_gold")
+    assert "'\\\\frac{1}{0}'" in verdict.detail["error"]
+
+
+def test_bad_gold_error_names_the_gold_as_given() -> None:
+    gold = "$m_{p} c^{2}\\left(\\gamma^{2}-1\\right)$"
+    verdict = compare_answers("m_p c^2", gold)
+    assert verdict.reason == "bad_gold"
+    assert repr(gold) in verdict.detail["error"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "expected"),
+    [
+        ("2x=6", "x=3", True),  # a common factor, with a variable
+        ("1+1=2", "2=1+1", True),  # constant sides, swapped
+        ("1+1=3", "2=1+1", False),  # constant sides: proportionality of differences would accept this
+        ("2<3", "3>2", True),
+        ("2<4", "3>2", False),
+    ],
+)
+def test_numeric_statements_compare_their_sides(answer: str, gold: str, expected: bool) -> None:
+    assert compare_answers(answer, gold).correct is expected
+
+
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [({"tolerance": -1e-6}, "tolerance"), ({"tolerance": "1e-6"}, "tolerance"), ({"timeout": "1"}, "timeout")],
+)
+def test_invalid_numeric_options_raise_a_typed_error(options: dict[str, object], name: str) -> None:
+    with pytest.raises(MathGraderError, match=name):
+        grade("\\boxed{5}", "5", **options)  # type: ignore[arg-type]
