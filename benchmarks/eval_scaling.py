@@ -28,12 +28,18 @@ def replicate(data: Path, copies: int, gold_field: str, target: Path, *, identic
     16,000 responses of a real run are all different: otherwise the grader's per-response cache
     turns 19 copies in 20 into dictionary lookups and the benchmark measures that cache.
     Answers and golds are unchanged."""
-    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     with open(target, "w", encoding="utf-8") as handle:
         for k in range(copies):
             for i, row in enumerate(rows):
                 response = row["response"] if identical else f"Attempt {k + 1}.\n{row['response']}"
-                record = {"id": f"{row.get('id', i)}#{k}", "response": response, "gold": str(row[gold_field])}
+                record = {
+                    "id": f"{row.get('id', i)}#{k}",
+                    "response": response,
+                    "gold": str(row[gold_field]),
+                }
                 handle.write(json.dumps(record) + "\n")
     return copies * len(rows)
 
@@ -43,7 +49,10 @@ def measure(kind: str, path: Path, timeout: float) -> dict:
     from rewardkit.evaluation.grading import warm_up
 
     warm_up()  # imports and the LaTeX parser's first load are not part of either side
-    self0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    self0, kids0 = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     started = time.perf_counter()
     counts: dict = {}
     if kind.startswith("loop"):
@@ -60,10 +69,15 @@ def measure(kind: str, path: Path, timeout: float) -> dict:
         from rewardkit.evaluation import run_math_eval
 
         workers = int(kind.split("=")[1])
-        run = run_math_eval(path, workers=workers, timeout=timeout, output=path.with_suffix(f".{workers}.out"))
+        run = run_math_eval(
+            path, workers=workers, timeout=timeout, output=path.with_suffix(f".{workers}.out")
+        )
         counts = run.summary.failure_counts
     wall = time.perf_counter() - started
-    self1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    self1, kids1 = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return {
         "wall": wall,
         "main_cpu": (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime),
@@ -74,18 +88,39 @@ def measure(kind: str, path: Path, timeout: float) -> dict:
 
 def run_fresh(kind: str, path: Path, timeout: float) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, "--measure", kind, "--cases", str(path), "--timeout", str(timeout)],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            __file__,
+            "--measure",
+            kind,
+            "--cases",
+            str(path),
+            "--timeout",
+            str(timeout),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, help="JSONL with response and gold (e.g. math-cot-responses.jsonl)")
-    parser.add_argument("--copies", type=int, default=20, help="replicate the corpus this many times (default 20)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data", type=Path, help="JSONL with response and gold (e.g. math-cot-responses.jsonl)"
+    )
+    parser.add_argument(
+        "--copies", type=int, default=20, help="replicate the corpus this many times (default 20)"
+    )
     parser.add_argument("--gold-field", default="gold")
-    parser.add_argument("--identical-copies", action="store_true", help="replicate responses verbatim (measures the grader's cache)")
+    parser.add_argument(
+        "--identical-copies",
+        action="store_true",
+        help="replicate responses verbatim (measures the grader's cache)",
+    )
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--cases", type=Path, help=argparse.SUPPRESS)
@@ -98,26 +133,50 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "cases.jsonl"
-        n = replicate(args.data, args.copies, args.gold_field, path, identical=args.identical_copies)
-        copies = "identical copies" if args.identical_copies else "each copy's responses made distinct"
-        print(f"{n} cases ({args.copies} x {args.data.name}, {copies}), timeout {args.timeout:g} s, each row a fresh process\n")
-        kinds = [("loop", "grade() loop, sandbox=False (a worker's work)"), ("workers=1", "run_math_eval --workers 1"),
-                 ("workers=2", "run_math_eval --workers 2"), ("loop-sandbox", "grade() loop, sandbox=True"),
-                 ("workers=0", "run_math_eval --workers 0 (in-process)")]
+        n = replicate(
+            args.data, args.copies, args.gold_field, path, identical=args.identical_copies
+        )
+        copies = (
+            "identical copies" if args.identical_copies else "each copy's responses made distinct"
+        )
+        print(
+            f"{n} cases ({args.copies} x {args.data.name}, {copies}), timeout {args.timeout:g} s, each row a fresh process\n"
+        )
+        kinds = [
+            ("loop", "grade() loop, sandbox=False (a worker's work)"),
+            ("workers=1", "run_math_eval --workers 1"),
+            ("workers=2", "run_math_eval --workers 2"),
+            ("loop-sandbox", "grade() loop, sandbox=True"),
+            ("workers=0", "run_math_eval --workers 0 (in-process)"),
+        ]
         results = {kind: run_fresh(kind, path, args.timeout) for kind, _ in kinds}
-        print(f"  {'':<46}{'wall s':>8}{'cases/s':>10}{'main cpu us/case':>18}{'worker cpu us/case':>20}")
+        print(
+            f"  {'':<46}{'wall s':>8}{'cases/s':>10}{'main cpu us/case':>18}{'worker cpu us/case':>20}"
+        )
         for kind, label in kinds:
             r = results[kind]
-            print(f"  {label:<46}{r['wall']:8.2f}{n / r['wall']:10,.0f}{r['main_cpu'] / n * 1e6:18.1f}{r['worker_cpu'] / n * 1e6:20.1f}")
+            print(
+                f"  {label:<46}{r['wall']:8.2f}{n / r['wall']:10,.0f}{r['main_cpu'] / n * 1e6:18.1f}{r['worker_cpu'] / n * 1e6:20.1f}"
+            )
         one, two = results["workers=1"], results["workers=2"]
         print()
-        print(f"speedup, 2 workers vs 1 (wall):            {one['wall'] / two['wall']:5.2f}x  (target >= 1.7x on 2 cores)")
-        print(f"runner overhead, --workers 1 vs loop:      {one['wall'] / results['loop']['wall'] - 1:+7.1%}  (target < 10%)")
-        print(f"runner overhead, --workers 0 vs loop:      {results['workers=0']['wall'] / results['loop-sandbox']['wall'] - 1:+7.1%}")
+        print(
+            f"speedup, 2 workers vs 1 (wall):            {one['wall'] / two['wall']:5.2f}x  (target >= 1.7x on 2 cores)"
+        )
+        print(
+            f"runner overhead, --workers 1 vs loop:      {one['wall'] / results['loop']['wall'] - 1:+7.1%}  (target < 10%)"
+        )
+        print(
+            f"runner overhead, --workers 0 vs loop:      {results['workers=0']['wall'] / results['loop-sandbox']['wall'] - 1:+7.1%}"
+        )
         total_cpu = one["main_cpu"] + one["worker_cpu"]
-        print(f"runner CPU per case (main + workers) vs loop: {total_cpu / n * 1e6:.1f} vs {results['loop']['main_cpu'] / n * 1e6:.1f} us")
+        print(
+            f"runner CPU per case (main + workers) vs loop: {total_cpu / n * 1e6:.1f} vs {results['loop']['main_cpu'] / n * 1e6:.1f} us"
+        )
         if one["counts"] != two["counts"]:
-            print(f"WARNING: outcomes differ between 1 and 2 workers: {one['counts']} vs {two['counts']}")
+            print(
+                f"WARNING: outcomes differ between 1 and 2 workers: {one['counts']} vs {two['counts']}"
+            )
 
 
 if __name__ == "__main__":

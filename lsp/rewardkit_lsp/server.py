@@ -15,7 +15,7 @@ import os
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -253,12 +253,13 @@ class RewardkitLanguageServer(LanguageServer):
     def _analyse(
         self, document: OpenDocument, version: int | None, text: str, generation: int
     ) -> CheckedVersion:
-        """Run the engine on one version (checker thread); skipped documents get no diagnostics."""
+        """Run the engine on one version (checker thread); skipped documents get no diagnostics,
+        nor do any with ``enable`` off (their rewards still serve hover and completion)."""
         settings = self.settings_for(document.uri)
         config = self.config_for(document, settings)
         index = LineIndex(text, self.position_encoding)
         too_big = len(text) > settings.max_file_size
-        if not document.is_python or not settings.enable or too_big:
+        if not document.is_python or too_big:
             if too_big and not document.skipped_reported:
                 document.skipped_reported = True
                 self.loop_call(
@@ -269,6 +270,8 @@ class RewardkitLanguageServer(LanguageServer):
             analysis = ModuleAnalysis(skipped=True)
         else:
             analysis = document.analyzer.analyze(text, document.path, config)
+        if not settings.enable:
+            analysis = replace(analysis, diagnostics=())
         diagnostics = [to_lsp_diagnostic(d, index) for d in analysis.diagnostics]
         return CheckedVersion(
             version, text, generation, settings, config, analysis, index, diagnostics

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_rewardkit.checking import GoldenCaseFailure, pair_reason, pair_report
+from pytest_rewardkit.checking import GoldenCaseFailure, check_pair, pair_reason, pair_report
 from pytest_rewardkit.golden_files import PairCase, RewardCase
 from pytest_rewardkit.graders import PairVerdict, policy_problem, resolve_grader
-from pytest_rewardkit.items import display_path, resolve_case_reward, run_reward_case
+from pytest_rewardkit.items import (
+    display_path,
+    resolve_case_reward,
+    resolve_pair_grader,
+    run_reward_case,
+)
 from rewardkit.testing.calling import RewardCaller, resolve_reward
 
 
@@ -19,8 +25,6 @@ def _caller_location(config: pytest.Config | None, depth: int) -> str:
     frame = sys._getframe(depth + 1)
     filename = frame.f_code.co_filename
     if config is not None and os.path.isabs(filename):
-        from pathlib import Path
-
         filename = display_path(config, Path(filename))
     return f"{filename}:{frame.f_lineno}"
 
@@ -96,16 +100,9 @@ class GoldenChecker:
         where = display_path(self.config, case.path) if self.config is not None else str(case.path)
         location = f"{where}:{case.line}"
         if isinstance(case, PairCase):
-            from pytest_rewardkit.checking import check_pair
-            from pytest_rewardkit.items import resolve_pair_grader
-
             check_pair(case, resolve_pair_grader(case, where), location=location)
             return
-        regen = (
-            bool(self.config.getoption("rewardkit_regen", False))
-            if self.config is not None
-            else False
-        )
+        regen = self.config is not None and bool(self.config.getoption("rewardkit_regen", False))
         run_reward_case(
             case, resolve_case_reward(case, where), location=location, regen=regen, shown_path=where
         )

@@ -27,6 +27,10 @@ else:  # pragma: no cover - Python 3.10
 
 KINDS = ("pair", "reward")
 DEFAULT_TOLERANCE = 1e-9
+NOT_OURS_HINT = (
+    "(Not a rewardkit golden file? Set the ini option rewardkit_golden_files to the "
+    "patterns of yours.)"
+)
 
 _PAIR_REQUIRED = ("given", "gold")
 _PAIR_OPTIONAL = ("id", "equivalent", "policy", "grader", "note", "xfail")
@@ -198,6 +202,10 @@ class _CaseReader:
         value = self.raw["id"]
         if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value).strip() == "":
             raise self.fail(f"'id' must be a non-empty string, got {value!r}")
+        if "::" in str(value):
+            raise self.fail(
+                f"'id' must not contain '::' (pytest separates node ids with it), got {value!r}"
+            )
         return str(value)
 
     def number(self, value: Any, what: str) -> float:
@@ -304,7 +312,8 @@ def _parse_toml(path: Path, text: str, display: str, allow_missing_expect: bool)
             raise GoldenFileError(
                 display,
                 _key_line(text, key),
-                f"unknown top-level key {key!r}{did_you_mean(key, KINDS)}; a golden file has [[pair]] and [[reward]] tables",
+                f"unknown top-level key {key!r}{did_you_mean(key, KINDS)}; a golden file has "
+                f"[[pair]] and [[reward]] tables. {NOT_OURS_HINT}",
             )
     headers = table_header_lines(text)
     cases: list[Case] = []
@@ -349,7 +358,8 @@ def _parse_jsonl(path: Path, text: str, display: str, allow_missing_expect: bool
                 display,
                 number,
                 f"cannot tell the case's kind (kind={kind!r}): a pair has 'given' and 'gold', "
-                'a reward case has \'reward\'; or set "kind": "pair" | "reward"',
+                'a reward case has \'reward\'; or set "kind": "pair" | "reward". '
+                f"{NOT_OURS_HINT}",
             )
         cases.append(
             _read_case(display, kind, raw, number, counts[kind], path, allow_missing_expect)

@@ -23,11 +23,7 @@ from pytest_rewardkit.checking import (
 from pytest_rewardkit.golden_files import GoldenFileError, PairCase, RewardCase, load_golden_file
 from pytest_rewardkit.graders import PairGrader, UnknownGraderError, policy_problem, resolve_grader
 from pytest_rewardkit.regen import new_expect, rewrite_expect
-from pytest_rewardkit.summary import (
-    CASE_LOCATION_PROPERTY,
-    FAILURE_REASON_PROPERTY,
-    GOLDEN_FILE_PROPERTY,
-)
+from pytest_rewardkit.summary import FAILURE_REASON_PROPERTY
 from rewardkit.testing.calling import (
     RewardCaller,
     RewardLookupError,
@@ -133,6 +129,9 @@ class CaseCrash:
     lineno: int
     message: str
 
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self.message}"
+
 
 @dataclass(frozen=True)
 class FailureReport:
@@ -188,10 +187,8 @@ class _GoldenItem(pytest.Item):
         # pytest-lsp's pytest_runtest_call wrapper fails on items without ``funcargs``
         # (it returns before yielding); golden cases have no fixtures to offer it.
         self.funcargs: dict[str, Any] = {}
-        self.user_properties.append((GOLDEN_FILE_PROPERTY, shown))
         if case.xfail is not None:
             self.add_marker(pytest.mark.xfail(reason=case.xfail, strict=True))
-        self.user_properties.append((CASE_LOCATION_PROPERTY, self.location_text))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return (
@@ -207,9 +204,10 @@ class _GoldenItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, GoldenCaseFailure):
             failure = excinfo.value
-            return FailureReport(
-                failure.report, CaseCrash(self.shown, self.case.line, failure.headline)
-            )
+            crash = CaseCrash(self.shown, self.case.line, failure.headline)
+            # --tb=line: pytest prints the crash line after the report; one line is the point.
+            brief = self.config.getoption("tbstyle", "auto") == "line"
+            return FailureReport("" if brief else failure.report, crash)
         return super().repr_failure(excinfo)
 
 

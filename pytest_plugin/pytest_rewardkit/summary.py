@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import PurePath
 from typing import Any
 
 import pytest
 
-# Golden items record these in ``user_properties``; the summary reads them from the reports.
-GOLDEN_FILE_PROPERTY = "rewardkit_golden_file"
-CASE_LOCATION_PROPERTY = "rewardkit_case_location"
+# A failing golden case records why in ``user_properties`` (which survive xdist and show in
+# JUnit XML); the summary groups failures by it.
 FAILURE_REASON_PROPERTY = "rewardkit_failure_reason"
 
 MAX_LOCATIONS_PER_REASON = 10
 MALFORMED = "not collected: malformed (see ERRORS above)"
+XPASS_REASON = "a known failure (xfail) now passes: remove its 'xfail'"
 
 
-def _is_golden_path(config: pytest.Config, nodeid: str) -> bool:
-    from pathlib import PurePath
-
-    name = nodeid.split("::", 1)[0]
-    return bool(name) and any(
-        PurePath(name).match(p) for p in config.getini("rewardkit_golden_files")
-    )
+def _golden_file(config: pytest.Config, report: pytest.CollectReport | pytest.TestReport) -> str:
+    """The golden file a report belongs to (its node id's path), or '' for any other test."""
+    path = report.nodeid.split("::", 1)[0]
+    patterns = config.getini("rewardkit_golden_files")
+    return path if path and any(PurePath(path).match(p) for p in patterns) else ""
 
 
 def write_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -31,24 +30,22 @@ def write_summary(terminalreporter: Any, config: pytest.Config) -> None:
     by_reason: dict[str, list[str]] = defaultdict(list)
     for status in ("passed", "failed", "error", "xfailed"):
         for report in terminalreporter.stats.get(status, []):
-            if isinstance(report, pytest.CollectReport):
-                if status == "error" and _is_golden_path(config, report.nodeid):
-                    per_file[report.nodeid][MALFORMED] += 1
+            golden_file = _golden_file(config, report)
+            if not golden_file:
                 continue
-            properties = dict(getattr(report, "user_properties", ()) or ())
-            golden_file = properties.get(GOLDEN_FILE_PROPERTY)
-            if golden_file is None:
+            if isinstance(report, pytest.CollectReport):
+                if status == "error":
+                    per_file[golden_file][MALFORMED] += 1
                 continue
             outcome = status if status in ("passed", "xfailed") else "failed"
             per_file[golden_file][outcome] += 1
             if outcome == "failed":
-                reason = properties.get(FAILURE_REASON_PROPERTY, "error")
+                reason = dict(report.user_properties).get(FAILURE_REASON_PROPERTY, "error")
                 if str(report.longrepr).startswith("[XPASS(strict)]"):
-                    reason = "a known failure (xfail) now passes: remove its 'xfail'"
-                case_id = report.nodeid.rsplit("::", 1)[-1]
-                by_reason[reason].append(
-                    f"{properties.get(CASE_LOCATION_PROPERTY, golden_file)} {case_id}"
-                )
+                    reason = XPASS_REASON
+                line = report.location[1]
+                where = golden_file if line is None else f"{golden_file}:{line + 1}"
+                by_reason[reason].append(f"{where} {report.nodeid.rsplit('::', 1)[-1]}")
     if not per_file:
         return
     terminalreporter.section("rewardkit golden cases")

@@ -25,7 +25,7 @@ from rewardkit.checks.engine import (
 )
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
 from rewardkit.checks.output import FORMATS, FileResult, render
-from rewardkit.checks.rules import SyntaxErrorRule
+from rewardkit.checks.rules import RULES, SyntaxErrorRule, unknown_code_prefixes
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -76,10 +76,17 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _codes(value: str | None) -> list[str] | None:
+def _codes(value: str | None, option: str) -> list[str] | None:
     if value is None:
         return None
-    return [code.strip().upper() for code in value.split(",") if code.strip()]
+    codes = [code.strip().upper() for code in value.split(",") if code.strip()]
+    unknown = unknown_code_prefixes(codes)
+    if unknown:
+        raise UsageError(
+            f"{option}: no rule code starts with {', '.join(map(repr, unknown))} "
+            f"(codes: {', '.join(rule.code for rule in RULES)})"
+        )
+    return codes
 
 
 @dataclass
@@ -113,8 +120,9 @@ def _walk(directory: Path) -> Iterator[Path]:
             d for d in dirs if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
         )
         for name in sorted(files):
-            if name.endswith((".py", ".pyi")):
-                yield Path(root) / name
+            path = Path(root) / name
+            if name.endswith((".py", ".pyi")) and path.is_file():  # not a dangling symlink
+                yield path
 
 
 def _display(path: Path) -> str:
@@ -204,7 +212,11 @@ def check_targets(
     for target in targets:
         config_path = target.path if target.path is not None else Path(stdin_filename or "stdin.py")
         config = configs.for_path(config_path)
-        data = sys.stdin.buffer.read() if target.path is None else target.path.read_bytes()
+        try:
+            data = sys.stdin.buffer.read() if target.path is None else target.path.read_bytes()
+        except OSError as error:  # never lose the other files' results
+            errors.append(f"cannot read {target.display}: {error.strerror or error}")
+            continue
         try:
             source = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError) as error:
@@ -240,7 +252,11 @@ def main(argv: list[str]) -> int:
     except SystemExit as exit_request:  # argparse exits 2 on usage errors, 0 on --help
         return int(exit_request.code or 0)
     try:
-        configs = _ConfigCache(arguments.config, _codes(arguments.select), _codes(arguments.ignore))
+        configs = _ConfigCache(
+            arguments.config,
+            _codes(arguments.select, "--select"),
+            _codes(arguments.ignore, "--ignore"),
+        )
         targets = _targets(arguments.paths, arguments.stdin_filename, configs)
         results, errors = check_targets(targets, configs, arguments.stdin_filename)
     except (UsageError, ConfigError) as error:

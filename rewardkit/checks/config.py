@@ -266,12 +266,22 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
         injected.update(PRESETS[preset])
     for name in _string_list(table, "injected_fields", config_file):
         injected.setdefault(name, f"injected by the framework (`injected_fields` in {config_file})")
+    from rewardkit.checks.rules import unknown_code_prefixes  # the rules import this module
+
+    codes = {key: _string_list(table, key, config_file) for key in ("select", "ignore")}
+    for key, prefixes in codes.items():
+        unknown = unknown_code_prefixes(prefixes)
+        if unknown:
+            raise ConfigError(
+                f"{config_file}: [tool.rewardkit] {key}: no rule code starts with "
+                f"{', '.join(map(repr, unknown))}"
+            )
     return CheckConfig(
         task_fields=task_fields,
         injected_fields=injected,
         reward_decorators=_string_list(table, "reward_decorators", config_file),
-        select=_string_list(table, "select", config_file),
-        ignore=_string_list(table, "ignore", config_file),
+        select=codes["select"],
+        ignore=codes["ignore"],
         exclude=_string_list(table, "exclude", config_file),
         preset=preset,
         config_path=str(config_file),

@@ -234,7 +234,6 @@ class RewardFacts:
     context: ImportContext
     parameters: tuple[tuple[RewardParameter, cst.Param], ...]
     none_as_zero: bool = False
-    auto_register: bool = True
     returns: list[ReturnFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
     awaited: set[int] = field(default_factory=set)
@@ -486,7 +485,6 @@ class ClassFacts:
     name: str | None
     has_name: bool
     call: cst.FunctionDef | None
-    auto_register: bool
 
 
 @dataclass
@@ -560,35 +558,46 @@ def _parameters_span(function: cst.FunctionDef, positions: NodePositions) -> Spa
     return Span(start_line, start_column, end_line, end_column)
 
 
-def _definition(
+def _reward_facts(
     function: cst.FunctionDef,
+    module: cst.Module,
     positions: NodePositions,
+    context: ImportContext,
     *,
     name: str | None,
-    kind: str,
-    class_node: cst.ClassDef | None,
-    outer: cst.CSTNode,
-) -> tuple[RewardDefinition, tuple[tuple[RewardParameter, cst.Param], ...]]:
+    class_node: cst.ClassDef | None = None,
+    none_as_zero: bool = False,
+    auto_register: bool = True,
+    own_fields: tuple[tuple[str, str], ...] = (),
+) -> RewardFacts:
+    """The definition of a reward function (or of a class's ``call``) and its facts, collected."""
     parameters = _parameters(function, positions, skip_first=class_node is not None)
-    name_node = class_node.name if class_node is not None else function.name
+    outer: cst.FunctionDef | cst.ClassDef = class_node if class_node is not None else function
     start = positions.span(outer)
-    outer_decorators = getattr(outer, "decorators", ())
-    first = outer_decorators[0] if outer_decorators else None
-    start_line, start_column = (
-        positions.start(first) if first is not None else positions.start(outer)
-    )
+    start_line, start_column = positions.start(outer.decorators[0] if outer.decorators else outer)
     definition = RewardDefinition(
         name=name,
         function_name=function.name.value,
         is_async=function.asynchronous is not None,
-        kind=kind,  # type: ignore[arg-type]
+        kind="class" if class_node is not None else "function",
         class_name=class_node.name.value if class_node is not None else None,
-        span=positions.span(name_node),
+        span=positions.span(outer.name),
         definition_span=Span(start_line, start_column, start.end_line, start.end_column),
         parameters=tuple(p for p, _ in parameters),
         parameters_span=_parameters_span(function, positions),
+        registered=auto_register,
+        own_fields=own_fields,
     )
-    return definition, parameters
+    facts = RewardFacts(
+        definition=definition,
+        function=function,
+        module=module,
+        positions=positions,
+        context=context,
+        parameters=parameters,
+        none_as_zero=none_as_zero,
+    )
+    return collect_facts(facts)
 
 
 def _nested_blocks(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -667,23 +676,17 @@ def _function_facts(
         name = string_value(call.args[0].value)
     _, none_as_zero = _keyword_literal(call, "none_as_zero")
     _, auto_register = _keyword_literal(call, "auto_register")
-    definition, parameters = _definition(
-        function, positions, name=name, kind="function", class_node=None, outer=function
-    )
     has_env, env_cls = _keyword_literal(call, "env_cls")
-    if has_env and env_cls is not None:
-        definition = replace(definition, own_fields=(("env", ENV_FIELD),))
-    facts = RewardFacts(
-        definition=definition,
-        function=function,
-        module=module,
-        positions=positions,
-        context=context,
-        parameters=parameters,
+    return _reward_facts(
+        function,
+        module,
+        positions,
+        context,
+        name=name,
         none_as_zero=none_as_zero is True,
         auto_register=auto_register is not False,
+        own_fields=(("env", ENV_FIELD),) if has_env and env_cls is not None else (),
     )
-    return collect_facts(facts)
 
 
 def _class_facts(
@@ -728,22 +731,18 @@ def _class_facts(
             name if has_name else node.name.value,
             has_name,
             call_method,
-            auto_register,
         )
     )
-    if call_method is None:
-        return
-    definition, parameters = _definition(
-        call_method, positions, name=name, kind="class", class_node=node, outer=node
-    )
-    facts = RewardFacts(
-        definition=definition,
-        function=call_method,
-        module=module,
-        positions=positions,
-        context=context,
-        parameters=parameters,
-        none_as_zero=none_as_zero,
-        auto_register=auto_register,
-    )
-    findings.rewards.append(collect_facts(facts))
+    if call_method is not None:
+        findings.rewards.append(
+            _reward_facts(
+                call_method,
+                module,
+                positions,
+                context,
+                name=name,
+                class_node=node,
+                none_as_zero=none_as_zero,
+                auto_register=auto_register,
+            )
+        )

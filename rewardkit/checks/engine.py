@@ -242,10 +242,7 @@ class ModuleAnalyzer:
                 ),
                 (),
             )
-        definitions = tuple(
-            replace(reward.definition, registered=reward.auto_register)
-            for reward in findings.rewards
-        )
+        definitions = tuple(reward.definition for reward in findings.rewards)
         return _AnalysedChunk(tuple(diagnostics), definitions)
 
     def _remember(

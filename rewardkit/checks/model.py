@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 
@@ -211,5 +211,3 @@ class ModuleAnalysis:
     """The module's (first) syntax error. While there is one, ``diagnostics`` hold only it (the
     other checks wait until the module parses) and ``rewards`` are those of the top-level
     statements that did parse. It is set even when ``select``/``ignore`` hide RK900."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    """Reserved for engine statistics (e.g. how many definitions were re-analysed)."""

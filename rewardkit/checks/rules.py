@@ -23,7 +23,14 @@ from rewardkit.checks.discovery import (
     string_value,
 )
 from rewardkit.checks.fixes import add_reward_key_fix, await_fix, make_async_fix, rename_fix
-from rewardkit.checks.model import Diagnostic, Fix, RewardDefinition, Severity, Span
+from rewardkit.checks.model import (
+    Diagnostic,
+    Fix,
+    RewardDefinition,
+    RewardParameter,
+    Severity,
+    Span,
+)
 from rewardkit.fields import PREDEFINED_FIELDS
 
 
@@ -150,13 +157,24 @@ def closest_field(name: str, config: CheckConfig) -> str | None:
     )
 
 
-def _fillable(reward: RewardFacts) -> Iterator[tuple[str, Span, bool]]:
+def _fillable(reward: RewardFacts) -> Iterator[RewardParameter]:
     """Parameters a field could fill (no ``*args``/``**kwargs``, none the decorator itself fills)."""
     own = dict(reward.definition.own_fields)
     for parameter, _ in reward.parameters:
-        if parameter.kind in ("var_positional", "var_keyword") or parameter.name in own:
-            continue
-        yield parameter.name, parameter.span, parameter.has_default
+        if parameter.kind not in ("var_positional", "var_keyword") and parameter.name not in own:
+            yield parameter
+
+
+def _is_context_annotation(annotation: str | None) -> bool:
+    return (annotation or "").split(".")[-1].strip("'\"") == "Context"
+
+
+def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> str | None:
+    """The predefined field a parameter was meant to be (RK102): a near spelling, or ``context``
+    for any parameter annotated ``Context`` (fields are passed by name, never by type)."""
+    if _is_context_annotation(parameter.annotation) and parameter.name not in config.known_fields():
+        return "context"
+    return misspelled_field(parameter.name, config)
 
 
 def _unfilled(
@@ -166,8 +184,13 @@ def _unfilled(
     if not config.has_task_fields:
         return
     known = config.known_fields()
-    for name, span, has_default in _fillable(facts):
-        if has_default != with_default or name in known or misspelled_field(name, config):
+    for parameter in _fillable(facts):
+        name, span = parameter.name, parameter.span
+        if (
+            parameter.has_default != with_default
+            or name in known
+            or _predefined_misspelling(parameter, config)
+        ):
             continue
         suggestion = closest_field(name, config)
         if with_default:
@@ -223,11 +246,12 @@ class UnknownField(Rule):
 
 class MisspelledPredefinedField(Rule):
     """A parameter one or two edits away from a predefined field (``final_respone``,
-    ``trajectroy``): it receives nothing. Reported whatever the configuration."""
+    ``trajectroy``), or annotated ``Context`` under another name than ``context``: it receives
+    nothing (fields are passed by name). Reported whatever the configuration."""
 
     code = "RK102"
     severity = Severity.ERROR
-    summary = "misspelled predefined field (`final_respone`, `trajectroy`)"
+    summary = "misspelled predefined field (`final_respone`, `trajectroy`, `ctx: Context`)"
     VALID = (
         "from rewardkit import reward\n\n@reward\ndef length(final_response, trajectory):\n"
         "    return len(trajectory) / 10\n",
@@ -245,17 +269,38 @@ class MisspelledPredefinedField(Rule):
             "    return float(len(trajectroy or []))\n",
             4,
         ),
+        Invalid(
+            "from rewardkit import Context, reward\n\n@reward\n"
+            "async def judged(final_response, ctx: Context):\n"
+            "    judge = await ctx.acquire_resource('judge')\n"
+            "    return await judge.score(final_response)\n",
+            4,
+            "from rewardkit import Context, reward\n\n@reward\n"
+            "async def judged(final_response, context: Context):\n"
+            "    judge = await context.acquire_resource('judge')\n"
+            "    return await judge.score(final_response)\n",
+        ),
     )
 
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
-        for name, span, _ in _fillable(facts):
-            suggestion = misspelled_field(name, config)
+        for parameter in _fillable(facts):
+            name, span = parameter.name, parameter.span
+            suggestion = _predefined_misspelling(parameter, config)
             if suggestion is None:
                 continue
+            if suggestion == "context" and _is_context_annotation(parameter.annotation):
+                message = (
+                    f"`{name}` is annotated `Context`, but fields are passed by name: only a "
+                    "parameter called `context` receives it"
+                )
+            else:
+                message = (
+                    f"`{name}` looks like a misspelling of the predefined field `{suggestion}`; "
+                    "as spelled it receives nothing"
+                )
             yield self.diagnostic(
                 span,
-                f"`{name}` looks like a misspelling of the predefined field `{suggestion}`; "
-                "as spelled it receives nothing",
+                message,
                 fixes=[rename_fix(facts, name, suggestion)],
                 data=_data(facts, parameter=name, suggestion=suggestion),
             )
@@ -686,10 +731,7 @@ class InconsistentExtras(Rule):
 def _context_names(facts: RewardFacts) -> set[str]:
     names = set()
     for parameter, _ in facts.parameters:
-        if (
-            parameter.name == "context"
-            or (parameter.annotation or "").split(".")[-1].strip("'\"") == "Context"
-        ):
+        if parameter.name == "context" or _is_context_annotation(parameter.annotation):
             names.add(parameter.name)
     return names
 
@@ -891,7 +933,7 @@ class IncompleteBaseReward(Rule):
     """A ``BaseReward`` subclass needs a ``name`` (AgentFly registers by it) and a
     ``call(self, ...)`` method (without one it is never registered). A class with neither is an
     intermediate base and is left alone, as are classes named like one (``...Base``, ``Base...``,
-    ``Abstract...``, ``...Mixin``) without ``call``."""
+    ``Abstract...``, ``...Mixin``), which often hold the shared ``call`` their subclasses name."""
 
     code = "RK402"
     severity = Severity.ERROR
@@ -901,6 +943,10 @@ class IncompleteBaseReward(Rule):
         "    async def call(self, final_response):\n        return 1.0\n",
         "from rewardkit import BaseReward\n\nclass Shared(BaseReward):\n"
         "    def normalize(self, text):\n        return text.strip()\n",
+        "from rewardkit import BaseReward\n\nclass JudgeBase(BaseReward):\n"
+        "    rubric = 'default'\n\n    async def call(self, final_response):\n"
+        "        return float(self.rubric in final_response)\n\n"
+        "class StrictJudge(JudgeBase):\n    name = 'strict_judge'\n    rubric = 'strict'\n",
     )
     INVALID = (
         Invalid(
@@ -919,11 +965,12 @@ class IncompleteBaseReward(Rule):
         class_name = facts.node.name.value
         if facts.call is None and not facts.has_name:
             return  # neither: an intermediate base with shared helpers, which the runtime skips
+        named_like_a_base = class_name.startswith(("Base", "Abstract")) or class_name.endswith(
+            ("Base", "Mixin")
+        )
+        if named_like_a_base:
+            return  # shared logic (maybe a `call`) that subclasses name
         if facts.call is None:
-            if any(class_name.startswith(p) for p in ("Base", "Abstract")) or class_name.endswith(
-                ("Base", "Mixin")
-            ):
-                return
             yield self.diagnostic(
                 facts.span,
                 f"`{class_name}` subclasses BaseReward but defines no `call(self, ...)`: "
@@ -984,6 +1031,11 @@ RULES: tuple[type[Rule], ...] = (
 """Every rule, in code order."""
 
 _BY_CODE = {rule.code: rule for rule in RULES}
+
+
+def unknown_code_prefixes(prefixes: Iterable[str]) -> list[str]:
+    """The ``select``/``ignore`` prefixes no rule code starts with (a typo such as ``RK2010``)."""
+    return [prefix for prefix in prefixes if not any(code.startswith(prefix) for code in _BY_CODE)]
 
 
 def rule_for_code(code: str) -> type[Rule]:

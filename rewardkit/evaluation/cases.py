@@ -86,9 +86,13 @@ def parse_case_line(
     try:
         record = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise EvalInputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=line) from None
+        raise EvalInputError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=line
+        ) from None
     if not isinstance(record, dict):
-        raise EvalInputError(f"expected a JSON object, got {type(record).__name__}", path=path, line=line)
+        raise EvalInputError(
+            f"expected a JSON object, got {type(record).__name__}", path=path, line=line
+        )
     case_id = _as_text(record.get(fields.id))
     if case_id is None or case_id == "":
         raise EvalInputError(
@@ -175,10 +179,14 @@ def read_cases(
             if not raw.strip():
                 continue
             try:
-                case = parse_case_line(raw, path=name, line=number, fields=fields, need_response=need_response)
+                case = parse_case_line(
+                    raw, path=name, line=number, fields=fields, need_response=need_response
+                )
                 if case.id in seen:
                     raise EvalInputError(
-                        f"duplicate id {case.id!r} (first on line {seen[case.id]})", path=name, line=number
+                        f"duplicate id {case.id!r} (first on line {seen[case.id]})",
+                        path=name,
+                        line=number,
                     )
             except EvalInputError as exc:
                 if not skip_bad:

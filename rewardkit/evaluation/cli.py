@@ -9,12 +9,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 
 from rewardkit.evaluation.cases import DEFAULT_GOLD_FIELDS, EvalInputError, FieldNames
-from rewardkit.evaluation.generation import DEFAULT_MAX_TOKENS, ChatEndpoint, ModelSpecError, parse_model_spec
+from rewardkit.evaluation.generation import (
+    DEFAULT_MAX_TOKENS,
+    ChatEndpoint,
+    ModelSpecError,
+    parse_model_spec,
+)
 from rewardkit.evaluation.report import print_summary, summary_table
-from rewardkit.evaluation.runner import EXECUTORS, EXTRACT_MODES, POLICIES, EvalConfigError, run_math_eval
+from rewardkit.evaluation.runner import (
+    EXECUTORS,
+    EXTRACT_MODES,
+    POLICIES,
+    EvalConfigError,
+    run_math_eval,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,7 +53,9 @@ def _non_negative_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `rewardkit eval` argument parser (one task today: `math`)."""
-    parser = _Parser(prog="rewardkit eval", description="Evaluate model responses with rewardkit's graders.")
+    parser = _Parser(
+        prog="rewardkit eval", description="Evaluate model responses with rewardkit's graders."
+    )
     tasks = parser.add_subparsers(dest="task", metavar="{math}", required=True)
     math = tasks.add_parser(
         "math",
@@ -51,38 +63,147 @@ def build_parser() -> argparse.ArgumentParser:
         description="Grade MATH-style responses (final answer in \\boxed{}) against gold answers. "
         "With no file, grades the sample shipped with rewardkit.",
     )
-    math.add_argument("input", nargs="?", metavar="RESPONSES.jsonl", help="JSONL with an id, a response and a gold answer per line (default: the shipped sample)")
+    math.add_argument(
+        "input",
+        nargs="?",
+        metavar="RESPONSES.jsonl",
+        help="JSONL with an id, a response and a gold answer per line (default: the shipped sample)",
+    )
     data = math.add_argument_group("input")
     data.add_argument("--id-field", default="id", help="field holding the case id (default: id)")
-    data.add_argument("--response-field", default="response", help="field holding the model response (default: response)")
-    data.add_argument("--gold-field", default=None, help="field holding the gold answer (default: gold, else answer)")
-    data.add_argument("--question-field", default="question", help="field holding the problem, for --model (default: question)")
-    data.add_argument("--error-field", default="error", help="a non-empty value here marks an upstream generation failure: ADAPTER_ERROR (default: error)")
-    data.add_argument("--limit", type=_non_negative_int, metavar="N", help="grade only the first N cases")
-    data.add_argument("--skip-bad", action="store_true", help="record a malformed line as a HARNESS_ERROR case naming the line instead of stopping")
+    data.add_argument(
+        "--response-field",
+        default="response",
+        help="field holding the model response (default: response)",
+    )
+    data.add_argument(
+        "--gold-field",
+        default=None,
+        help="field holding the gold answer (default: gold, else answer)",
+    )
+    data.add_argument(
+        "--question-field",
+        default="question",
+        help="field holding the problem, for --model (default: question)",
+    )
+    data.add_argument(
+        "--error-field",
+        default="error",
+        help="a non-empty value here marks an upstream generation failure: ADAPTER_ERROR (default: error)",
+    )
+    data.add_argument(
+        "--limit", type=_non_negative_int, metavar="N", help="grade only the first N cases"
+    )
+    data.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="record a malformed line as a HARNESS_ERROR case naming the line instead of stopping",
+    )
     grading = math.add_argument_group("grading")
-    grading.add_argument("--policy", choices=POLICIES, default="lenient", help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)")
-    grading.add_argument("--extract", choices=EXTRACT_MODES, default="boxed", help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)")
-    grading.add_argument("--timeout", type=_positive_float, default=1.0, metavar="SECONDS", help="time budget per case (default: 1.0)")
+    grading.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="lenient",
+        help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)",
+    )
+    grading.add_argument(
+        "--extract",
+        choices=EXTRACT_MODES,
+        default="boxed",
+        help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)",
+    )
+    grading.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="time budget per case (default: 1.0)",
+    )
     run = math.add_argument_group("execution")
-    run.add_argument("--workers", type=_non_negative_int, default=None, metavar="N", help="worker processes (default: the number of cores; 0 grades in this process)")
-    run.add_argument("--executor", choices=EXECUTORS, default="local", help="local worker processes, or a Ray cluster (needs rewardkit[ray])")
-    run.add_argument("--ray-address", default=None, metavar="ADDR", help="Ray cluster address (default: start or join a local instance)")
+    run.add_argument(
+        "--workers",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: the number of cores; 0 grades in this process)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local worker processes, or a Ray cluster (needs rewardkit[ray])",
+    )
+    run.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="Ray cluster address (default: start or join a local instance)",
+    )
     out = math.add_argument_group("output")
-    out.add_argument("--output", "-o", metavar="RESULTS.jsonl", help="write one result per case, as each arrives")
-    out.add_argument("--resume", action="store_true", help="skip the ids already in --output and append the rest")
-    out.add_argument("--report", metavar="REPORT.json", help="write the JSON report (schema_version, score, counts, config, timings)")
-    out.add_argument("--html", metavar="REPORT.html", help="write a self-contained HTML report with a filterable per-case table")
-    gen = math.add_argument_group("generation (optional): ask an OpenAI-compatible chat endpoint for each problem's response")
-    gen.add_argument("--model", metavar="openai:MODEL", help="generate responses with MODEL (problems need a question and an answer)")
-    gen.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
-    gen.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (sent as a Bearer token)")
-    gen.add_argument("--max-tokens", type=_non_negative_int, default=DEFAULT_MAX_TOKENS, help=f"completion budget (default: {DEFAULT_MAX_TOKENS}; truncated reasoning is the usual cause of NO_ANSWER)")
-    gen.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: 0)")
-    gen.add_argument("--concurrency", type=_non_negative_int, default=8, help="requests in flight (default: 8)")
-    gen.add_argument("--retries", type=_non_negative_int, default=4, help="retries of transient failures per request (default: 4)")
-    gen.add_argument("--retry-backoff", type=_positive_float, default=1.0, metavar="SECONDS", help="first retry delay, doubled each time (default: 1.0)")
-    gen.add_argument("--request-timeout", type=_positive_float, default=600.0, metavar="SECONDS", help="per request (default: 600)")
+    out.add_argument(
+        "--output", "-o", metavar="RESULTS.jsonl", help="write one result per case, as each arrives"
+    )
+    out.add_argument(
+        "--resume", action="store_true", help="skip the ids already in --output and append the rest"
+    )
+    out.add_argument(
+        "--report",
+        metavar="REPORT.json",
+        help="write the JSON report (schema_version, score, counts, config, timings)",
+    )
+    out.add_argument(
+        "--html",
+        metavar="REPORT.html",
+        help="write a self-contained HTML report with a filterable per-case table",
+    )
+    gen = math.add_argument_group(
+        "generation (optional): ask an OpenAI-compatible chat endpoint for each problem's response"
+    )
+    gen.add_argument(
+        "--model",
+        metavar="openai:MODEL",
+        help="generate responses with MODEL (problems need a question and an answer)",
+    )
+    gen.add_argument(
+        "--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1"
+    )
+    gen.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (sent as a Bearer token)",
+    )
+    gen.add_argument(
+        "--max-tokens",
+        type=_non_negative_int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"completion budget (default: {DEFAULT_MAX_TOKENS}; truncated reasoning is the usual cause of NO_ANSWER)",
+    )
+    gen.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default: 0)"
+    )
+    gen.add_argument(
+        "--concurrency", type=_non_negative_int, default=8, help="requests in flight (default: 8)"
+    )
+    gen.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        default=4,
+        help="retries of transient failures per request (default: 4)",
+    )
+    gen.add_argument(
+        "--retry-backoff",
+        type=_positive_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="first retry delay, doubled each time (default: 1.0)",
+    )
+    gen.add_argument(
+        "--request-timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="per request (default: 600)",
+    )
     return parser
 
 
@@ -165,9 +286,21 @@ def main(argv: list[str]) -> int:
         where = f"; resume with --resume --output {args.output}" if args.output else ""
         print(f"rewardkit eval math: interrupted{where}", file=sys.stderr)
         return 130
-    title = f"rewardkit eval math: {run.report['config']['input']} (policy {args.policy}, extract {args.extract})"
-    print_summary(summary_table(run.summary, title=title, timings=run.timings, workers_text=run.report["timings"]["executor"]), sys.stdout)
-    for name, path in (("results", args.output), ("report", args.report), ("html report", args.html)):
+    title = f"rewardkit eval math: {run.report['config']['input']}\npolicy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+    print_summary(
+        summary_table(
+            run.summary,
+            title=title,
+            timings=run.timings,
+            workers_text=run.report["timings"]["executor"],
+        ),
+        sys.stdout,
+    )
+    for name, path in (
+        ("results", args.output),
+        ("report", args.report),
+        ("html report", args.html),
+    ):
         if path:
             print(f"{name}: {path}")
     return 0

@@ -44,7 +44,9 @@ def parse_model_spec(spec: str) -> str:
     """`openai:MODEL` -> `MODEL`; the provider prefix names the protocol spoken."""
     provider, sep, model = spec.partition(":")
     if not sep or provider != "openai" or not model:
-        raise ModelSpecError(f"--model {spec!r}: expected openai:MODEL (an OpenAI-compatible chat endpoint)")
+        raise ModelSpecError(
+            f"--model {spec!r}: expected openai:MODEL (an OpenAI-compatible chat endpoint)"
+        )
     return model
 
 
@@ -110,15 +112,22 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
         request = urllib.request.Request(endpoint.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=endpoint.request_timeout) as response:  # noqa: S310 - user-given URL
+            with urllib.request.urlopen(request, timeout=endpoint.request_timeout) as response:
                 payload = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             text = exc.read()[:300].decode("utf-8", "replace").strip()
-            message = f"HTTP {exc.code} {exc.reason} from {endpoint.url}" + (f": {text}" if text else "")
+            message = f"HTTP {exc.code} {exc.reason} from {endpoint.url}" + (
+                f": {text}" if text else ""
+            )
             if exc.code in RETRYABLE_STATUS or exc.code >= 500:
                 raise _Retryable(message, _retry_after(exc.headers.get("Retry-After"))) from None
             raise AdapterError(message) from None
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+        except (
+            urllib.error.URLError,
+            TimeoutError,
+            ConnectionError,
+            http.client.HTTPException,
+        ) as exc:
             reason = getattr(exc, "reason", None) or exc
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 reason = f"no response within {endpoint.request_timeout:g} s"
@@ -129,7 +138,9 @@ class ChatClient:
             choice = payload["choices"][0]
             text = choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            raise AdapterError(f"unexpected response shape from {endpoint.url}: {json.dumps(payload)[:300]}") from None
+            raise AdapterError(
+                f"unexpected response shape from {endpoint.url}: {json.dumps(payload)[:300]}"
+            ) from None
         return Completion(text=text or "", finish_reason=choice.get("finish_reason"), attempts=1)
 
     def complete(self, question: str) -> Completion:
@@ -171,10 +182,24 @@ def generate_cases(
         try:
             completion = client.complete(problem.question or "")
         except AdapterError as exc:
-            return DecidedCase(id=problem.id, tag=FailureTag.ADAPTER_ERROR, error=str(exc), line=problem.line, gold=problem.gold)
-        return MathCase(id=problem.id, response=completion.text, gold=problem.gold, line=problem.line, question=problem.question)
+            return DecidedCase(
+                id=problem.id,
+                tag=FailureTag.ADAPTER_ERROR,
+                error=str(exc),
+                line=problem.line,
+                gold=problem.gold,
+            )
+        return MathCase(
+            id=problem.id,
+            response=completion.text,
+            gold=problem.gold,
+            line=problem.line,
+            question=problem.question,
+        )
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="rewardkit-generate") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, concurrency), thread_name_prefix="rewardkit-generate"
+    ) as pool:
         pending: set[Future[MathCase | DecidedCase]] = set()
         for problem in problems:
             if isinstance(problem, DecidedCase):

@@ -50,7 +50,9 @@ def warm_up(grader: Grader | None = None) -> None:
             grade(response, gold, sandbox=False)
 
 
-def grade_case(case: MathCase, options: GradeOptions, *, sandbox: bool, grader: Grader | None = None) -> CaseResult:
+def grade_case(
+    case: MathCase, options: GradeOptions, *, sandbox: bool, grader: Grader | None = None
+) -> CaseResult:
     """Grade `case`; `sandbox=False` in our own killable workers, True when grading in-process."""
     grade = grader or default_grader()
     started = time.perf_counter()
@@ -68,7 +70,11 @@ def grade_case(case: MathCase, options: GradeOptions, *, sandbox: bool, grader: 
             id=case.id,
             passed=False,
             tag=FailureTag.HARNESS_ERROR,
-            detail=make_detail(reason="grader_error", expected=case.gold, error=f"grader raised {type(exc).__name__}: {exc}"),
+            detail=make_detail(
+                reason="grader_error",
+                expected=case.gold,
+                error=f"grader raised {type(exc).__name__}: {exc}",
+            ),
             line=case.line,
             response=case.response,
             seconds=time.perf_counter() - started,

@@ -57,10 +57,24 @@ def _row(result: CaseResult) -> str:
     response = result.response or ""
     error = detail.get("error")
     search = " ".join(
-        str(part) for part in (result.id, result.outcome, result.reason, answer, detail.get("expected"), error, response) if part
+        str(part)
+        for part in (
+            result.id,
+            result.outcome,
+            result.reason,
+            answer,
+            detail.get("expected"),
+            error,
+            response,
+        )
+        if part
     ).lower()
     line = f'<div class="muted">line {result.line}</div>' if result.line is not None else ""
-    body = f'<pre class="response">{highlight_answer(response, answer)}</pre>' if response else '<span class="muted">(no response)</span>'
+    body = (
+        f'<pre class="response">{highlight_answer(response, answer)}</pre>'
+        if response
+        else '<span class="muted">(no response)</span>'
+    )
     if error:
         body += f'<div class="error">{html.escape(str(error))}</div>'
     return (
@@ -79,7 +93,9 @@ def _chart(summary: Summary) -> str:
     counts = {PASS: summary.passed, **summary.failure_counts}
     top = max(counts.values(), default=0) or 1
     bar_height, gap, label_width, width = 26, 8, 130, 640
-    parts = [f'<svg viewBox="0 0 {width} {len(OUTCOMES) * (bar_height + gap)}" role="img" aria-label="cases by outcome">']
+    parts = [
+        f'<svg viewBox="0 0 {width} {len(OUTCOMES) * (bar_height + gap)}" role="img" aria-label="cases by outcome">'
+    ]
     for position, outcome in enumerate(OUTCOMES):
         y = position * (bar_height + gap)
         count = counts.get(outcome, 0)
@@ -95,10 +111,19 @@ def _chart(summary: Summary) -> str:
 
 
 def render_html(
-    results: Iterable[CaseResult], summary: Summary, *, title: str, config: Mapping[str, Any], timings: Mapping[str, Any]
+    results: Iterable[CaseResult],
+    summary: Summary,
+    *,
+    title: str,
+    config: Mapping[str, Any],
+    timings: Mapping[str, Any],
 ) -> str:
     """The whole report as one HTML string."""
-    template = Template(resources.files("rewardkit.evaluation").joinpath("data/report_template.html").read_text("utf-8"))
+    template = Template(
+        resources.files("rewardkit.evaluation")
+        .joinpath("data/report_template.html")
+        .read_text("utf-8")
+    )
     counts = {PASS: summary.passed, **summary.failure_counts}
     cards = [
         ("score", format_score(summary.score)),
@@ -111,13 +136,19 @@ def render_html(
         cards.append(("cases / s", f"{rate:,.0f}"))
     buttons = [f'<button type="button" data-filter="ALL">all ({summary.n})</button>']
     buttons += [
-        f'<button type="button" data-filter="{outcome}">{outcome} ({counts.get(outcome, 0)})</button>' for outcome in OUTCOMES
+        f'<button type="button" data-filter="{outcome}">{outcome} ({counts.get(outcome, 0)})</button>'
+        for outcome in OUTCOMES
     ]
-    meta = ", ".join(f"{key}: {value}" for key, value in config.items() if value not in (None, "", False))
+    meta = ", ".join(
+        f"{key}: {value}" for key, value in config.items() if value not in (None, "", False)
+    )
     return template.substitute(
         title=html.escape(title),
         meta=html.escape(meta),
-        cards="".join(f'<div class="card"><div class="v">{html.escape(v)}</div><div class="k">{html.escape(k)}</div></div>' for k, v in cards),
+        cards="".join(
+            f'<div class="card"><div class="v">{html.escape(v)}</div><div class="k">{html.escape(k)}</div></div>'
+            for k, v in cards
+        ),
         chart=_chart(summary),
         filter_buttons="\n  ".join(buttons),
         rows="\n".join(_row(result) for result in results),

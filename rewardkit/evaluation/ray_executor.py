@@ -12,11 +12,19 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rewardkit.evaluation.cases import DecidedCase, MathCase
-from rewardkit.evaluation.grading import GradeOptions, Grader, crash_result, decided_to_result, grade_case
+from rewardkit.evaluation.grading import (
+    GradeOptions,
+    Grader,
+    crash_result,
+    decided_to_result,
+    grade_case,
+)
 from rewardkit.evaluation.scoring import CaseResult
 
 
-def _grade_chunk_on_ray(cases: list[MathCase], options: GradeOptions, grader: Grader | None) -> list[CaseResult]:
+def _grade_chunk_on_ray(
+    cases: list[MathCase], options: GradeOptions, grader: Grader | None
+) -> list[CaseResult]:
     """Body of the Ray task: grade each case of a chunk with the grader's own sandbox."""
     return [grade_case(case, options, sandbox=True, grader=grader) for case in cases]
 
@@ -43,9 +51,16 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-            raise RuntimeError("--executor ray needs the ray extra: pip install 'rewardkit[ray]'") from exc
+            raise RuntimeError(
+                "--executor ray needs the ray extra: pip install 'rewardkit[ray]'"
+            ) from exc
         if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+            ray.init(
+                address=self.address,
+                include_dashboard=False,
+                log_to_driver=False,
+                ignore_reinit_error=True,
+            )
         return ray
 
     def results(self, cases: Iterable[MathCase | DecidedCase]) -> Iterator[CaseResult]:
@@ -79,11 +94,18 @@ class RayExecutor:
             pending[remote.remote(chunk, self.options, self.grader)] = chunk
         yield from collect(0)
 
-    def _retry_alone(self, ray: Any, remote: Any, chunk: list[MathCase], first_error: Exception) -> Iterator[CaseResult]:
+    def _retry_alone(
+        self, ray: Any, remote: Any, chunk: list[MathCase], first_error: Exception
+    ) -> Iterator[CaseResult]:
         refs = {remote.remote([case], self.options, self.grader): case for case in chunk}
         for ref, case in refs.items():
             try:
                 yield from ray.get(ref)
             except Exception as exc:
                 name = type(exc).__name__
-                yield crash_result(case, f"Ray task failed twice ({type(first_error).__name__}, then {name}): {exc}"[:2000])
+                yield crash_result(
+                    case,
+                    f"Ray task failed twice ({type(first_error).__name__}, then {name}): {exc}"[
+                        :2000
+                    ],
+                )

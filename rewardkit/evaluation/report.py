@@ -39,7 +39,9 @@ class Timings:
         return {
             "wall_seconds": round(self.wall_seconds, 4),
             "grading_seconds": round(self.grading_seconds, 4),
-            "cases_per_second": None if self.cases_per_second is None else round(self.cases_per_second, 2),
+            "cases_per_second": None
+            if self.cases_per_second is None
+            else round(self.cases_per_second, 2),
             "new_cases": self.new_cases,
             "resumed_cases": self.resumed_cases,
             "started_at": self.started_at,
@@ -47,7 +49,9 @@ class Timings:
         }
 
 
-def build_report(summary: Summary, *, config: Mapping[str, Any], timings: Timings) -> dict[str, Any]:
+def build_report(
+    summary: Summary, *, config: Mapping[str, Any], timings: Timings
+) -> dict[str, Any]:
     """The `--report` document (`schema_version` first); everything but `timings` is reproducible."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -76,7 +80,7 @@ def format_score(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.4f}"
 
 
-def _reasons_text(reasons: Mapping[str, int], limit: int = 6) -> str:
+def _reasons_text(reasons: Mapping[str, int], limit: int = 8) -> str:
     items = list(reasons.items())
     text = ", ".join(f"{name} {count}" for name, count in items[:limit])
     if len(items) > limit:
@@ -86,15 +90,6 @@ def _reasons_text(reasons: Mapping[str, int], limit: int = 6) -> str:
 
 def summary_table(summary: Summary, *, title: str, timings: Timings, workers_text: str) -> Table:
     """Score, counts by outcome with the reasons that decided them, and throughput."""
-    excluded = ", ".join(
-        f"{summary.failure_counts[tag.value]} {tag.value}"
-        for tag in (FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR)
-        if summary.failure_counts[tag.value]
-    )
-    caption_parts = [
-        f"score {format_score(summary.score)} = {summary.passed} passed / {summary.scored} scored",
-        f"({summary.excluded} excluded: {excluded})" if summary.excluded else "(0 excluded)",
-    ]
     rate = timings.cases_per_second
     throughput = (
         f"{timings.new_cases} cases graded in {timings.wall_seconds:.2f} s"
@@ -103,7 +98,7 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
     )
     if timings.resumed_cases:
         throughput += f"; {timings.resumed_cases} resumed from --output"
-    table = Table(title=title, caption=" ".join(caption_parts) + "\n" + throughput, title_justify="left", caption_justify="left")
+    table = Table(title=title, caption=throughput, title_justify="left", caption_justify="left")
     table.add_column("outcome")
     table.add_column("cases", justify="right")
     table.add_column("share", justify="right")
@@ -112,9 +107,16 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
     for outcome in outcomes:
         count = summary.passed if outcome == PASS else summary.failure_counts[outcome]
         share = f"{count / summary.n:.1%}" if summary.n else "-"
-        table.add_row(outcome, str(count), share, _reasons_text(summary.reasons_by_outcome.get(outcome, {})))
+        table.add_row(
+            outcome, str(count), share, _reasons_text(summary.reasons_by_outcome.get(outcome, {}))
+        )
     table.add_section()
-    table.add_row("score", format_score(summary.score), "", f"{summary.passed} / {summary.scored} (ADAPTER_ERROR and HARNESS_ERROR excluded)")
+    table.add_row(
+        "score",
+        format_score(summary.score),
+        "",
+        f"{summary.passed} / {summary.scored} (ADAPTER_ERROR and HARNESS_ERROR excluded)",
+    )
     return table
 
 

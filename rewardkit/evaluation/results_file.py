@@ -28,7 +28,9 @@ def load_results(path: str | Path, *, repair: bool = True) -> list[CaseResult]:
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise EvalInputError(f"cannot read results for --resume: {exc.strerror or exc}", path=name) from None
+        raise EvalInputError(
+            f"cannot read results for --resume: {exc.strerror or exc}", path=name
+        ) from None
     results: list[CaseResult] = []
     seen: set[str] = set()
     segments = data.split(b"\n")  # the last segment is b"" when the file ends with a newline
@@ -68,7 +70,14 @@ class ResultsWriter:
     """Appends results to a JSONL file, one full line per case, flushed at least every
     `flush_interval` seconds: a kill loses only the last moment's cases (graded again on resume)."""
 
-    def __init__(self, path: str | Path, *, append: bool, include_response: bool = True, flush_interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        append: bool,
+        include_response: bool = True,
+        flush_interval: float = 0.1,
+    ) -> None:
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)

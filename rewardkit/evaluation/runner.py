@@ -17,14 +17,26 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit._version import __version__
-from rewardkit.evaluation.cases import DecidedCase, EvalInputError, FieldNames, MathCase, parse_case_line, read_cases
+from rewardkit.evaluation.cases import (
+    DecidedCase,
+    EvalInputError,
+    FieldNames,
+    MathCase,
+    parse_case_line,
+    read_cases,
+)
 from rewardkit.evaluation.generation import ChatClient, ChatEndpoint, generate_cases
 from rewardkit.evaluation.grading import GradeOptions, Grader
 from rewardkit.evaluation.html_report import render_html, write_html_report
 from rewardkit.evaluation.report import Timings, build_report, write_json_report
 from rewardkit.evaluation.results_file import ResultsWriter, load_results
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize
-from rewardkit.evaluation.workers import Executor, InProcessExecutor, ProcessExecutor, default_workers
+from rewardkit.evaluation.workers import (
+    Executor,
+    InProcessExecutor,
+    ProcessExecutor,
+    default_workers,
+)
 
 SAMPLE_NAME = "math_sample.jsonl"
 POLICIES = ("lenient", "strict")
@@ -56,7 +68,9 @@ def sample_path() -> Path:
     return Path(str(resources.files("rewardkit.evaluation").joinpath("data", SAMPLE_NAME)))
 
 
-def _records_to_cases(records: Iterable[Mapping[str, Any] | MathCase], fields: FieldNames, need_response: bool) -> Iterator[MathCase | DecidedCase]:
+def _records_to_cases(
+    records: Iterable[Mapping[str, Any] | MathCase], fields: FieldNames, need_response: bool
+) -> Iterator[MathCase | DecidedCase]:
     import json
 
     seen: set[str] = set()
@@ -64,7 +78,13 @@ def _records_to_cases(records: Iterable[Mapping[str, Any] | MathCase], fields: F
         if isinstance(record, (MathCase, DecidedCase)):
             case = record
         else:
-            case = parse_case_line(json.dumps(record), path="<records>", line=number, fields=fields, need_response=need_response)
+            case = parse_case_line(
+                json.dumps(record),
+                path="<records>",
+                line=number,
+                fields=fields,
+                need_response=need_response,
+            )
         if case.id in seen:
             raise EvalInputError(f"duplicate id {case.id!r}", path="<records>", line=number)
         seen.add(case.id)
@@ -80,7 +100,16 @@ def _count_lines(path: Path, limit: int | None) -> int | None:
     return min(count, limit) if limit is not None else count
 
 
-def _validate(policy: str, extract: str, timeout: float, workers: int | None, executor: str, resume: bool, output: Any, limit: int | None) -> None:
+def _validate(
+    policy: str,
+    extract: str,
+    timeout: float,
+    workers: int | None,
+    executor: str,
+    resume: bool,
+    output: Any,
+    limit: int | None,
+) -> None:
     if policy not in POLICIES:
         raise EvalConfigError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if extract not in EXTRACT_MODES:
@@ -137,7 +166,9 @@ def run_math_eval(
         data = sample_path()
     if isinstance(data, (str, Path)):
         input_name: str = str(data)
-        source: Iterable[MathCase | DecidedCase] = read_cases(data, fields=fields, skip_bad=skip_bad, limit=limit, need_response=need_response)
+        source: Iterable[MathCase | DecidedCase] = read_cases(
+            data, fields=fields, skip_bad=skip_bad, limit=limit, need_response=need_response
+        )
         total = _count_lines(Path(data), limit)
     else:
         input_name = "<records>"
@@ -164,14 +195,22 @@ def run_math_eval(
     if executor == "ray":
         from rewardkit.evaluation.ray_executor import RayExecutor
 
-        grading = RayExecutor(options, address=ray_address, grader=grader, chunk_size=chunk_size or 16)
+        grading = RayExecutor(
+            options, address=ray_address, grader=grader, chunk_size=chunk_size or 16
+        )
         workers_text = f"ray executor{f' at {ray_address}' if ray_address else ''}"
     elif n_workers == 0:
         grading = InProcessExecutor(options, grader=grader)
         workers_text = "in-process"
     else:
         size = chunk_size or (1 if generation is not None else 16)
-        grading = ProcessExecutor(options, workers=n_workers, grader=grader, chunk_size=size, include_response=include_response)
+        grading = ProcessExecutor(
+            options,
+            workers=n_workers,
+            grader=grader,
+            chunk_size=size,
+            include_response=include_response,
+        )
         workers_text = f"{n_workers} worker process{'es' if n_workers > 1 else ''}"
 
     config: dict[str, Any] = {
@@ -180,16 +219,28 @@ def run_math_eval(
         "policy": policy,
         "extract": extract,
         "timeout": timeout,
-        "fields": {"id": fields.id, "response": fields.response, "gold": list(fields.gold), "question": fields.question, "error": fields.error},
+        "fields": {
+            "id": fields.id,
+            "response": fields.response,
+            "gold": list(fields.gold),
+            "question": fields.question,
+            "error": fields.error,
+        },
         "limit": limit,
         "skip_bad": skip_bad,
-        "generation": None if generation is None else {k: v for k, v in asdict(generation).items() if k != "api_key"},
+        "generation": None
+        if generation is None
+        else {k: v for k, v in asdict(generation).items() if k != "api_key"},
         "rewardkit_version": __version__,
     }
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
     new_results: list[CaseResult] = []
-    writer = ResultsWriter(output, append=resume, include_response=include_response) if output is not None else None
+    writer = (
+        ResultsWriter(output, append=resume, include_response=include_response)
+        if output is not None
+        else None
+    )
     with contextlib.ExitStack() as stack:
         if writer is not None:
             stack.callback(writer.close)
@@ -204,7 +255,9 @@ def run_math_eval(
     wall = time.perf_counter() - started
 
     previous = [
-        replace(result, response=resumed_responses[result.id]) if result.response is None and result.id in resumed_responses else result
+        replace(result, response=resumed_responses[result.id])
+        if result.response is None and result.id in resumed_responses
+        else result
         for result in previous
     ]
     all_results = sorted([*previous, *new_results], key=_input_order)
@@ -223,11 +276,22 @@ def run_math_eval(
         write_json_report(document, report)
     if html is not None:
         title = f"rewardkit eval math: {input_name}"
-        write_html_report(render_html(all_results, summary, title=title, config={**config, "fields": None}, timings=document["timings"]), html)
+        write_html_report(
+            render_html(
+                all_results,
+                summary,
+                title=title,
+                config={**config, "fields": None},
+                timings=document["timings"],
+            ),
+            html,
+        )
     return EvalRun(results=all_results, summary=summary, report=document, timings=timings)
 
 
-def _skip_done(source: Iterable[MathCase | DecidedCase], done_ids: set[str], responses: dict[str, str]) -> Iterator[MathCase | DecidedCase]:
+def _skip_done(
+    source: Iterable[MathCase | DecidedCase], done_ids: set[str], responses: dict[str, str]
+) -> Iterator[MathCase | DecidedCase]:
     """Drop the cases already in the results file, keeping their responses for the HTML report."""
     for case in source:
         if case.id in done_ids:
@@ -248,9 +312,23 @@ def _progress_bar(total: int | None, *, enabled: bool) -> Iterator[Callable[[Cas
         yield lambda _result: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("grading", total=total, failed=0)
         failed = 0

@@ -40,7 +40,9 @@ class CaseResult:
 
     def __post_init__(self) -> None:
         if self.passed == (self.tag is not None):
-            raise ValueError(f"case {self.id!r}: a result passes xor carries a tag (passed={self.passed}, tag={self.tag})")
+            raise ValueError(
+                f"case {self.id!r}: a result passes xor carries a tag (passed={self.passed}, tag={self.tag})"
+            )
 
     @property
     def outcome(self) -> str:
@@ -72,7 +74,11 @@ class CaseResult:
 
     def to_line(self, *, include_response: bool = True) -> str:
         """The results-file line (JSON plus newline)."""
-        return self.serialized or json.dumps(self.to_json(include_response=include_response), ensure_ascii=False) + "\n"
+        return (
+            self.serialized
+            or json.dumps(self.to_json(include_response=include_response), ensure_ascii=False)
+            + "\n"
+        )
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> CaseResult:

@@ -89,7 +89,13 @@ WireResult = tuple[bool, str | None, dict, float, str]
 already holds the case (id, line, response), so the response does not travel back."""
 
 
-def grade_chunk(cases: list[MathCase], options: GradeOptions, slot: int, grader: Grader | None, include_response: bool) -> list[WireResult]:
+def grade_chunk(
+    cases: list[MathCase],
+    options: GradeOptions,
+    slot: int,
+    grader: Grader | None,
+    include_response: bool,
+) -> list[WireResult]:
     """Worker task: grade a chunk, publishing which case is running so the parent can time it,
     and serialize each result line here, in parallel, rather than in the parent."""
     progress = _progress
@@ -100,7 +106,15 @@ def grade_chunk(cases: list[MathCase], options: GradeOptions, slot: int, grader:
             progress[2 * slot] = index
         result = grade_case(case, options, sandbox=False, grader=grader)
         tag = None if result.tag is None else result.tag.value
-        results.append((result.passed, tag, dict(result.detail), result.seconds, result.to_line(include_response=include_response)))
+        results.append(
+            (
+                result.passed,
+                tag,
+                dict(result.detail),
+                result.seconds,
+                result.to_line(include_response=include_response),
+            )
+        )
     if progress is not None:
         progress[2 * slot] = -1.0
     return results
@@ -188,7 +202,11 @@ class ProcessExecutor:
         """
         ray = sys.modules.get("ray")
         ray_running = ray is not None and getattr(ray, "is_initialized", lambda: False)()
-        if not ray_running and sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods():
+        if (
+            not ray_running
+            and sys.platform != "win32"
+            and "fork" in multiprocessing.get_all_start_methods()
+        ):
             return multiprocessing.get_context("fork")
         return multiprocessing.get_context("spawn")
 
@@ -208,7 +226,10 @@ class ProcessExecutor:
         running: dict[int, _Job] = {}
         accounting = _Accounting()
         feeder = threading.Thread(
-            target=self._feed, args=(cases, events, room, stop), name="rewardkit-eval-feeder", daemon=True
+            target=self._feed,
+            args=(cases, events, room, stop),
+            name="rewardkit-eval-feeder",
+            daemon=True,
         )
         pool = pebble.ProcessPool(
             max_workers=self.workers,
@@ -224,7 +245,15 @@ class ProcessExecutor:
             while True:
                 while backlog and free_slots:
                     chunk, counts_for_room = backlog.popleft()
-                    self._submit(pool, chunk, free_slots.popleft(), progress, running, events, counts_for_room)
+                    self._submit(
+                        pool,
+                        chunk,
+                        free_slots.popleft(),
+                        progress,
+                        running,
+                        events,
+                        counts_for_room,
+                    )
                 if source_done and not running and not backlog and events.empty():
                     break
                 try:
@@ -251,7 +280,13 @@ class ProcessExecutor:
                 pool.stop()
             pool.join()
 
-    def _feed(self, cases: Iterable[SourceItem], events: queue.Queue, room: threading.Semaphore, stop: threading.Event) -> None:
+    def _feed(
+        self,
+        cases: Iterable[SourceItem],
+        events: queue.Queue,
+        room: threading.Semaphore,
+        stop: threading.Event,
+    ) -> None:
         """Feeder thread: read cases (possibly slow, e.g. generation) into chunks, with backpressure."""
         chunk: list[MathCase] = []
         try:
@@ -275,14 +310,33 @@ class ProcessExecutor:
         except BaseException as exc:  # surfaced in the consuming thread (e.g. EvalInputError)
             events.put(("error", exc))
 
-    def _submit(self, pool: Any, chunk: list[MathCase], slot: int, progress: Any, running: dict[int, _Job], events: queue.Queue, counts_for_room: bool) -> None:
+    def _submit(
+        self,
+        pool: Any,
+        chunk: list[MathCase],
+        slot: int,
+        progress: Any,
+        running: dict[int, _Job],
+        events: queue.Queue,
+        counts_for_room: bool,
+    ) -> None:
         progress[2 * slot] = -1.0
         job = _Job(cases=chunk, slot=slot, counts_for_room=counts_for_room)
-        job.future = pool.schedule(grade_chunk, args=(chunk, self.options, slot, self.grader, self.include_response))
+        job.future = pool.schedule(
+            grade_chunk, args=(chunk, self.options, slot, self.grader, self.include_response)
+        )
         running[slot] = job
         job.future.add_done_callback(lambda _future, job=job: events.put(("done", job)))
 
-    def _finish(self, job: _Job, running: dict[int, _Job], free_slots: deque[int], backlog: deque, accounting: _Accounting, room: threading.Semaphore) -> Iterator[CaseResult]:
+    def _finish(
+        self,
+        job: _Job,
+        running: dict[int, _Job],
+        free_slots: deque[int],
+        backlog: deque,
+        accounting: _Accounting,
+        room: threading.Semaphore,
+    ) -> Iterator[CaseResult]:
         """A chunk's future completed: yield its results, or schedule retries after a crash."""
         if running.get(job.slot) is job:
             del running[job.slot]
@@ -301,14 +355,18 @@ class ProcessExecutor:
                 count = accounting.crashes.get(case.id, 0) + 1
                 accounting.crashes[case.id] = count
                 if count >= 2:
-                    yield crash_result(case, f"{crash} while grading this case, twice (retried once)")
+                    yield crash_result(
+                        case, f"{crash} while grading this case, twice (retried once)"
+                    )
                 else:
                     backlog.append(([case], False))
             return
         for case, wire in zip(job.cases, results):
             yield _from_wire(case, wire)
 
-    def _enforce_deadlines(self, running: dict[int, _Job], progress: Any, backlog: deque) -> Iterator[CaseResult]:
+    def _enforce_deadlines(
+        self, running: dict[int, _Job], progress: Any, backlog: deque
+    ) -> Iterator[CaseResult]:
         """Kill the worker of any case that overran its budget; requeue the rest of its chunk."""
         now = time.monotonic()
         for slot, job in list(running.items()):

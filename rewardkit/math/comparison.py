@@ -363,11 +363,13 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{10}", "1024", "lenient"),
             ("12\\frac{3}{5}", "\\frac{63}{5}", "lenient"),
             ("6.29\\times10^6", "6290000", "lenient"),
+            ("2\\times 3", "6", "lenient"),
             ("0.5", "\\frac12", "strict"),
             ("x = 5", "5", "strict"),
         ),
         "mismatches": (
             ("123457", "123456", "lenient"),
+            ("2\\times3", "2000", "lenient"),
             ("3.00001", "3", "lenient"),
             ("\\frac{1}{2^{98}}", "\\frac{1}{2^{99}}", "lenient"),
             ("0.0000002", "0.0000001", "lenient"),
@@ -400,6 +402,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("4\\sqrt(2)", "4", "lenient"),
             ("\\pi+<junk>", "\\pi", "lenient"),
             ("x^2+2x", "x^2+2x+1", "lenient"),
+            ("N", "n", "lenient"),
+            ("\\lfloor\\frac{2n-1}{6}\\rfloor", "\\lfloor\\frac{2n-1}{5}\\rfloor", "lenient"),
         ),
     },
     "text": {
@@ -411,6 +415,7 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("3, 1, 2", "1, 2, 3", "lenient"),
             ("x=2 \\text{ or } x=1", "1, 2", "strict"),
             ("1+\\sqrt2, 1-\\sqrt2", "1 \\pm \\sqrt2", "lenient"),
+            ("\\pm 3", "3, -3", "strict"),
             ("\\{2, 1\\}", "\\{1, 2\\}", "strict"),
         ),
         "mismatches": (
@@ -431,6 +436,7 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("\\left[0.5, 1\\right)", "[\\frac12, 1)", "lenient"),
             ("x > 2", "(2, \\infty)", "lenient"),
             ("[-1, 1]", "-1 \\le x \\le 1", "lenient"),
+            ("x<3 \\text{ or } x>4", "(-\\infty,3)\\cup(4,\\infty)", "lenient"),
         ),
         "mismatches": (("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient")),
     },
@@ -450,11 +456,15 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("0=3x+4y+14", "3x+4y+14=0", "lenient"),
             ("2y = 4x + 2", "y=1+2x", "lenient"),
             ("x > 3", "3 < x", "lenient"),
+            ("y = x", "x = y", "lenient"),
+            ("3464.1 = 200\\cos\\frac{\\pi}{6} \\cdot 20", "200\\cos\\frac{\\pi}{6} \\cdot 20 = 3464.1", "lenient"),
         ),
         "mismatches": (
             ("3x-y+13=0", "3x+4y+14=0", "lenient"),
             ("x < 3", "x > 3", "lenient"),
             ("x+y", "x+y=1", "lenient"),
+            ("y = 5", "x = 5", "lenient"),
+            ("1+1=3", "2=1+1", "lenient"),
         ),
     },
     "choice": {
@@ -474,6 +484,7 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
         "matches": (),
         "mismatches": (
             ("__import__('os').system('touch pwned')", "2x", "lenient"),
-            ("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient")),
+            ("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient"),
+            ("e^{e^{e^{e^{10}}}}", "x+1", "lenient")),
     },
 }

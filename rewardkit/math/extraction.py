@@ -167,11 +167,9 @@ def _last_number(text: str) -> str | None:
         # Widen to the left while a number might cross the window's edge.
         while start > 0 and (text[start - 1].isdigit() or text[start - 1] in ",.-/"):
             start -= 1
-        last = None
-        for last in _NUMBER.finditer(text, start, end):
-            pass
-        if last is not None:
-            return last.group()
+        numbers = _NUMBER.findall(text, start, end)
+        if numbers:
+            return numbers[-1]
         end = start
     return None
 

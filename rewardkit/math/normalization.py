@@ -147,16 +147,22 @@ _CURRENCY = re.compile(r"\\\$|\\textdollar|\\euro|\\pounds|[€£¥]|\bUSD\b|\bd
 
 
 # Words that make a text tail a statement rather than a unit: "3 \\text{ or four}" is a hedge,
-# "3 \\text{ is wrong}" a claim; stripping them as units would accept 3.
+# "3 \\text{ (not 4)}" a claim; stripping them as units would accept 3.
 _NOT_UNIT_WORDS = re.compile(
-    r"\b(?:or|and|nor|not|no|is|are|was|were|be|more|less|fewer|than|least|most|maybe|perhaps|possibly|"
+    r"\b(?:or|and|nor|not|no|more|less|fewer|than|least|most|maybe|perhaps|possibly|"
     r"probably|either|neither|but|also|else|otherwise|if|only|wrong|incorrect|false|true|none|to)\b",
     re.IGNORECASE,
 )
+# A tail right after a word is another word, not a unit: "\\text{Monday}\\text{ Tuesday}" offers two days.
+_AFTER_WORD = re.compile(r"\\text\{[^{}]*[A-Za-z][^{}]*\}\s*$")
 
 
 def _drop_unit(match: re.Match[str]) -> str:
-    return match.group() if _NOT_UNIT_WORDS.search(match.group()) else ""
+    if _NOT_UNIT_WORDS.search(match.group()):
+        return match.group()
+    if match.string[match.start() - 1 : match.start()] == "}" and _AFTER_WORD.search(match.string, 0, match.start()):
+        return match.group()
+    return ""
 
 
 def strip_units(text: str) -> str:

@@ -155,9 +155,10 @@ def split_top_level(text: str, separators: str = ",;") -> list[str]:
 
 
 def _split_top_level_token(text: str, token: str) -> list[str]:
+    """Split on a command outside brackets; only the whole command (``\\pm`` is not ``\\pmod``)."""
     if token not in text:
         return [text]
-    return split_at_top_level(text, re.compile(re.escape(token)))[0]
+    return split_at_top_level(text, re.compile(re.escape(token) + r"(?![A-Za-z])"))[0]
 
 
 def _enclosing_brackets(text: str) -> tuple[str, str, str] | None:

@@ -179,7 +179,11 @@ def _call_with_declared(function: ExtraCheck, **available: Any) -> Any:
     return function(**{name: value for name, value in available.items() if name in declared})
 
 
-def _settings(max_examples: int | None, base: hypothesis_settings | None) -> hypothesis_settings:
+def search_settings(
+    max_examples: int | None, base: hypothesis_settings | None
+) -> hypothesis_settings:
+    """hypothesis settings for a search over a reward: no deadline (a reward's first call may be
+    slow), health checks that huge hostile text trips off, on top of ``base``."""
     options: dict[str, Any] = {
         "deadline": None,
         "report_multiple_bugs": False,
@@ -236,7 +240,7 @@ def check_reward_contract(
             target, bounds=bounds, max_seconds=max_seconds, extra_check=extra_check, caller=caller
         )
 
-        @_settings(max_examples, settings)
+        @search_settings(max_examples, settings)
         @given(strategy)
         def contract(example: Mapping[str, Any]) -> None:
             run.check(example)

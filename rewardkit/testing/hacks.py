@@ -20,7 +20,7 @@ from hypothesis.errors import HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
 from rewardkit.testing.calling import RewardCaller, resolve_reward
-from rewardkit.testing.contract import _settings
+from rewardkit.testing.contract import search_settings
 from rewardkit.testing.strategies import (
     adversarial_text,
     boxed_responses,
@@ -187,11 +187,12 @@ def find_reward_hacks(
     gold = str(gold_fields[answer_field])
     target_reward = resolve_reward(reward)
     strategy = _candidates(gold, responses, hedges)
-    search_settings = _settings(max_examples, settings)
-    search_settings = hypothesis_settings(search_settings, report_multiple_bugs=True, database=None)
+    hack_settings = hypothesis_settings(
+        search_settings(max_examples, settings), report_multiple_bugs=True, database=None
+    )
     with RewardCaller() as caller:
 
-        @search_settings
+        @hack_settings
         @given(strategy)
         def search(candidate: tuple[str, str]) -> None:
             kind, response = candidate

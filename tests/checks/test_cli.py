@@ -192,3 +192,43 @@ def test_internal_error_exits_two_and_keeps_other_results(
     captured = capsys.readouterr()
     assert "rewards/bad.py:4:8: RK102" in captured.out
     assert "internal error while checking rewards/good.py: RuntimeError: boom" in captured.err
+
+
+def test_unknown_codes_are_usage_errors(project: Path) -> None:
+    result = run_check("--select", "RK2,RK99", cwd=project)
+    assert result.returncode == 2
+    assert "--select: no rule code starts with 'RK99'" in result.stderr
+    (project / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_fields = ["answer"]\nignore = ["RK2010"]\n', encoding="utf-8"
+    )
+    result = run_check(cwd=project)
+    assert result.returncode == 2
+    assert "pyproject.toml: [tool.rewardkit] ignore: no rule code starts with 'RK2010'" in result.stderr
+
+
+def test_dangling_symlinks_are_skipped_when_walking(project: Path) -> None:
+    (project / "rewards" / "dangling.py").symlink_to(project / "nowhere.py")
+    walked = run_check(cwd=project)  # a directory walk skips what is not a file
+    assert walked.returncode == 1
+    assert "dangling" not in walked.stdout + walked.stderr
+    assert "rewards/bad.py:4:8: RK102" in walked.stdout
+
+
+def test_a_file_that_cannot_be_read_is_reported_and_the_rest_checked(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rewardkit.checks import cli
+
+    original = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "good.py":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.chdir(project)
+    assert cli.main([]) == 2
+    captured = capsys.readouterr()
+    assert "rewards/bad.py:4:8: RK102" in captured.out
+    assert "cannot read rewards/good.py: Permission denied" in captured.err

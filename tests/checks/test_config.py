@@ -105,7 +105,9 @@ def test_select_and_ignore_are_prefixes() -> None:
 def test_task_fields_declared_by_an_editor_keep_the_projects_provenance() -> None:
     from rewardkit.checks import TaskField
 
-    project = CheckConfig(task_fields={"answer": TaskField("answer", "pyproject", "pyproject.toml")})
+    project = CheckConfig(
+        task_fields={"answer": TaskField("answer", "pyproject", "pyproject.toml")}
+    )
     merged = project.with_task_fields(
         TaskField(name, "editor", "rewardkit.taskFields") for name in ("answer", "question")
     )

@@ -409,7 +409,9 @@ def test_agentfly_env_cls_fills_env() -> None:
         ("RK101", 9, "env")
     ]
     code, plain = analysis.rewards
-    assert dict(code.own_fields)["env"].startswith("AgentFly: an instance of the decorator's `env_cls`")
+    assert dict(code.own_fields)["env"].startswith(
+        "AgentFly: an instance of the decorator's `env_cls`"
+    )
     assert plain.own_fields == ()
 
 
@@ -427,7 +429,9 @@ def test_agentfly_env_cls_fills_env() -> None:
 def test_unknown_fields_suggest_what_other_frameworks_call_them(
     parameter: str, suggestion: str
 ) -> None:
-    source = f"from rewardkit import reward\n\n@reward\ndef r({parameter}, answer=''):\n    return 1.0\n"
+    source = (
+        f"from rewardkit import reward\n\n@reward\ndef r({parameter}, answer=''):\n    return 1.0\n"
+    )
     [diagnostic] = check_source(source, None, TASK_CONFIG)
     assert diagnostic.code == "RK101"
     assert diagnostic.message.endswith(f"; did you mean `{suggestion}`?")

@@ -48,6 +48,9 @@ PIECES = st.sampled_from(
         "answr",
         "final_respone",
         "else:\n",
+        "\ndef ",  # a definition at column 0, maybe inside a bracket left open
+        "\nclass K:\n",
+        "\n@r\n",
     ]
 )
 EDITS = st.lists(

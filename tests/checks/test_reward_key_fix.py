@@ -25,14 +25,20 @@ def _fix(body: str):
         # The key says it is the score, whatever its value's type.
         ('    f1 = helper(final_response)\n    return {"score": f1}\n', "f1"),
         # Numeric values, wherever they are in the dict.
-        ('    return {"label": final_response.strip(), "n": len(final_response)}\n', "len(final_response)"),
+        (
+            '    return {"label": final_response.strip(), "n": len(final_response)}\n',
+            "len(final_response)",
+        ),
         ('    ok = final_response == answer\n    return {"label": "x", "ok": ok}\n', "ok"),
         ('    s = 0.0\n    s += 1\n    return {"label": "x", "s": s}\n', "s"),
         ('    return {"label": "x", "v": math.exp(1)}\n', "math.exp(1)"),
         ('    return {"label": "x", "v": np.mean([1])}\n', "np.mean([1])"),
         ('    return {"label": "x", "v": 1 if answer else 0}\n', "1 if answer else 0"),
         ('    return {"label": "x", "v": 2 * len(answer)}\n', "2 * len(answer)"),
-        ('    return {"label": "x", "v": float(answer == final_response)}\n', "float(answer == final_response)"),
+        (
+            '    return {"label": "x", "v": float(answer == final_response)}\n',
+            "float(answer == final_response)",
+        ),
         ("    return dict(label='x', n=-1)\n", "-1"),
         # A numeric value under a score-like key beats an earlier numeric one.
         ('    return {"n": len(answer), "accuracy": 0.5}\n', "0.5"),
@@ -81,9 +87,12 @@ def test_the_selection_moves_with_the_definition() -> None:
     [before] = analyzer.analyze(source).diagnostics
     moved_source = "\n\n\n" + source
     [after] = analyzer.analyze(moved_source).diagnostics
-    assert analyzer.last_reparsed == 1  # only the import chunk changed; the reward came from the cache
+    assert (
+        analyzer.last_reparsed == 1
+    )  # only the import chunk changed; the reward came from the cache
     [fix], [moved] = before.fixes, after.fixes
-    assert fix.selection is not None and moved.selection is not None
+    assert fix.selection is not None
+    assert moved.selection is not None
     assert moved.selection.line == fix.selection.line + 3
     line = apply_edits(moved_source, moved.edits).splitlines()[moved.selection.line - 1]
     assert line[moved.selection.column : moved.selection.end_column] == "0.0"

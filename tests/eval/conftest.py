@@ -26,7 +26,11 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any] | str]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Parse every line of a JSONL file."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def cli_command(*args: str) -> list[str]:
@@ -40,7 +44,14 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 
     def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-        return subprocess.run(cli_command(*args), capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
+        return subprocess.run(
+            cli_command(*args),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=tmp_path,
+            env=env,
+        )
 
     return run
 

@@ -55,11 +55,22 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def completion(self, content: str, finish_reason: str = "stop") -> None:
-        self.send_json(200, {
-            "id": "chatcmpl-1", "object": "chat.completion", "model": "loopback-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
-        })
+        self.send_json(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": "loopback-model",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": finish_reason,
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+            },
+        )
 
     def do_POST(self) -> None:
         if self.path != "/v1/chat/completions":
@@ -68,11 +79,21 @@ class ChatHandler(BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         question = request["messages"][-1]["content"]
         with self.server.lock:
-            self.server.requests.append({"body": request, "auth": self.headers.get("Authorization")})
+            self.server.requests.append(
+                {"body": request, "auth": self.headers.get("Authorization")}
+            )
             self.server.attempts[question] += 1
             attempt = self.server.attempts[question]
         if self.headers.get("Authorization") != f"Bearer {API_KEY}":
-            self.send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            self.send_json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
             return
         kind, _, answer = question.partition(":")
         solution = f"Let me think step by step. The result is {answer}.\n\n$\\boxed{{{answer}}}$"
@@ -122,23 +143,56 @@ def problems(tmp_path: Path) -> Path:
 
 
 def generate(chat_server: ChatServer, tmp_path: Path, *extra: str) -> int:
-    return main([
-        "math", str(problems(tmp_path)), "--model", "openai:loopback-model", "--base-url", chat_server.base_url,
-        "--workers", "0", "--retries", "1", "--retry-backoff", "0.01", "--request-timeout", "1",
-        "--concurrency", "4", "--output", str(tmp_path / "out.jsonl"), "--report", str(tmp_path / "report.json"), *extra,
-    ])
+    return main(
+        [
+            "math",
+            str(problems(tmp_path)),
+            "--model",
+            "openai:loopback-model",
+            "--base-url",
+            chat_server.base_url,
+            "--workers",
+            "0",
+            "--retries",
+            "1",
+            "--retry-backoff",
+            "0.01",
+            "--request-timeout",
+            "1",
+            "--concurrency",
+            "4",
+            "--output",
+            str(tmp_path / "out.jsonl"),
+            "--report",
+            str(tmp_path / "report.json"),
+            *extra,
+        ]
+    )
 
 
 def test_generation_grades_answers_and_turns_endpoint_failures_into_adapter_errors(
-    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    chat_server: ChatServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("LOOPBACK_KEY", API_KEY)
-    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--max-tokens", "1234") == 0
+    assert (
+        generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--max-tokens", "1234")
+        == 0
+    )
     records = {r["id"]: r for r in read_jsonl(tmp_path / "out.jsonl")}
     outcome = {case_id: r["tag"] or "PASS" for case_id, r in records.items()}
     assert outcome == {
-        "ok": "PASS", "wrong": "WRONG_ANSWER", "flaky": "PASS", "ratelimit": "PASS", "slow": "PASS",
-        "hang": "ADAPTER_ERROR", "down": "ADAPTER_ERROR", "forbidden": "ADAPTER_ERROR", "truncated": "NO_ANSWER",
+        "ok": "PASS",
+        "wrong": "WRONG_ANSWER",
+        "flaky": "PASS",
+        "ratelimit": "PASS",
+        "slow": "PASS",
+        "hang": "ADAPTER_ERROR",
+        "down": "ADAPTER_ERROR",
+        "forbidden": "ADAPTER_ERROR",
+        "truncated": "NO_ANSWER",
     }
     assert "no response within 1 s" in records["hang"]["detail"]["error"]
     assert "HTTP 503" in records["down"]["detail"]["error"]
@@ -170,10 +224,15 @@ def test_a_rejected_key_is_an_adapter_error_for_every_case_not_a_crash(
     assert all("HTTP 401" in r["detail"]["error"] for r in records)
 
 
-def test_resume_does_not_ask_the_model_again_for_done_cases(chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_does_not_ask_the_model_again_for_done_cases(
+    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LOOPBACK_KEY", API_KEY)
     assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--limit", "2") == 0
     before = sum(chat_server.attempts.values())
-    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--resume", "--limit", "3") == 0
+    assert (
+        generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY", "--resume", "--limit", "3")
+        == 0
+    )
     assert sum(chat_server.attempts.values()) == before + 2  # only "flaky" (500, then ok)
     assert sorted(r["id"] for r in read_jsonl(tmp_path / "out.jsonl")) == ["flaky", "ok", "wrong"]

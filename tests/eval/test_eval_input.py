@@ -12,7 +12,10 @@ from rewardkit.evaluation.cases import DecidedCase
 
 
 def test_gold_falls_back_to_answer_and_numbers_become_text(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "in.jsonl", [{"id": 1, "response": "r", "answer": 42}, "", {"id": "b", "response": "r", "gold": "x"}])
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [{"id": 1, "response": "r", "answer": 42}, "", {"id": "b", "response": "r", "gold": "x"}],
+    )
     cases = list(read_cases(path))
     assert [(c.id, c.gold, c.line) for c in cases] == [("1", "42", 1), ("b", "x", 3)]
 
@@ -44,7 +47,14 @@ def test_malformed_line_names_file_and_line(tmp_path: Path, bad_line: str, messa
 
 
 def test_skip_bad_turns_a_malformed_line_into_a_harness_error_case(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "r", "gold": "1"}, "{oops", {"id": "c", "response": "r", "gold": "1"}])
+    path = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"id": "a", "response": "r", "gold": "1"},
+            "{oops",
+            {"id": "c", "response": "r", "gold": "1"},
+        ],
+    )
     cases = list(read_cases(path, skip_bad=True))
     assert [c.id for c in cases] == ["a", "line:2", "c"]
     bad = cases[1]
@@ -54,7 +64,9 @@ def test_skip_bad_turns_a_malformed_line_into_a_harness_error_case(tmp_path: Pat
 
 
 def test_cli_stops_on_a_malformed_line_with_exit_2(tmp_path: Path, run_cli) -> None:
-    path = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": r"\boxed{1}", "gold": "1"}, "{oops"])
+    path = write_jsonl(
+        tmp_path / "in.jsonl", [{"id": "a", "response": r"\boxed{1}", "gold": "1"}, "{oops"]
+    )
     proc = run_cli(str(path), "--workers", "0")
     assert proc.returncode == 2
     assert f"{path}:2: not valid JSON" in proc.stderr
@@ -62,7 +74,9 @@ def test_cli_stops_on_a_malformed_line_with_exit_2(tmp_path: Path, run_cli) -> N
 
 
 def test_cli_skip_bad_completes_and_records_the_line(tmp_path: Path, run_cli) -> None:
-    path = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": r"\boxed{1}", "gold": "1"}, "{oops"])
+    path = write_jsonl(
+        tmp_path / "in.jsonl", [{"id": "a", "response": r"\boxed{1}", "gold": "1"}, "{oops"]
+    )
     out = tmp_path / "out.jsonl"
     proc = run_cli(str(path), "--workers", "0", "--skip-bad", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -82,5 +96,7 @@ def test_cli_unreadable_input_and_usage_errors_exit_2(tmp_path: Path, run_cli) -
 
 
 def test_limit_counts_cases(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "in.jsonl", [{"id": str(i), "response": "r", "gold": "1"} for i in range(10)])
+    path = write_jsonl(
+        tmp_path / "in.jsonl", [{"id": str(i), "response": "r", "gold": "1"} for i in range(10)]
+    )
     assert [c.id for c in read_cases(path, limit=3)] == ["0", "1", "2"]

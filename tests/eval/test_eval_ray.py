@@ -36,7 +36,9 @@ SCRIPT = textwrap.dedent(
 
 
 def test_ray_executor_grades_like_local_grading() -> None:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["streamed"] == result["ids"]  # every case came back once

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from conftest import read_jsonl
@@ -47,7 +46,17 @@ def test_sample_run_prints_the_summary_table_and_is_quiet_on_stderr(sample_run: 
 def test_report_schema(sample_run: dict) -> None:
     report = json.loads((sample_run["dir"] / "report.json").read_text())
     assert report["schema_version"] == SCHEMA_VERSION
-    assert set(report) >= {"schema_version", "score", "n", "passed", "scored", "failure_counts", "reason_counts", "config", "timings"}
+    assert set(report) >= {
+        "schema_version",
+        "score",
+        "n",
+        "passed",
+        "scored",
+        "failure_counts",
+        "reason_counts",
+        "config",
+        "timings",
+    }
     assert set(report["failure_counts"]) == {tag.value for tag in FailureTag}
     assert report["n"] == len(sample_path().read_text().splitlines())
     assert report["passed"] + sum(report["failure_counts"].values()) == report["n"]
@@ -67,7 +76,11 @@ def test_report_schema(sample_run: dict) -> None:
 def test_results_file_has_one_documented_record_per_case(sample_run: dict) -> None:
     records = read_jsonl(sample_run["dir"] / "out.jsonl")
     ids = [r["id"] for r in records]
-    assert len(ids) == len(set(ids)) == json.loads((sample_run["dir"] / "report.json").read_text())["n"]
+    assert (
+        len(ids)
+        == len(set(ids))
+        == json.loads((sample_run["dir"] / "report.json").read_text())["n"]
+    )
     for record in records:
         assert set(record) >= {"id", "passed", "tag", "detail"}
         assert set(record["detail"]) >= {"parsed_answer", "expected", "reason", "error"}

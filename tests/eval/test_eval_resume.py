@@ -17,7 +17,9 @@ from rewardkit.evaluation import run_math_eval, sample_path
 def replicated_sample(path: Path, copies: int) -> Path:
     """The shipped sample repeated with distinct ids: a run long enough to be killed mid-way."""
     rows = [json.loads(line) for line in sample_path().read_text().splitlines()]
-    return write_jsonl(path, [{**row, "id": f"{row['id']}#{k}"} for k in range(copies) for row in rows])
+    return write_jsonl(
+        path, [{**row, "id": f"{row['id']}#{k}"} for k in range(copies) for row in rows]
+    )
 
 
 def comparable(report: dict) -> dict:
@@ -25,7 +27,10 @@ def comparable(report: dict) -> dict:
 
 
 def graded(records: list[dict]) -> dict[str, tuple]:
-    return {r["id"]: (r["passed"], r["tag"], r["detail"]["reason"], r["detail"]["parsed_answer"]) for r in records}
+    return {
+        r["id"]: (r["passed"], r["tag"], r["detail"]["reason"], r["detail"]["parsed_answer"])
+        for r in records
+    }
 
 
 def test_killed_run_resumed_matches_an_uninterrupted_run(tmp_path: Path) -> None:
@@ -33,7 +38,15 @@ def test_killed_run_resumed_matches_an_uninterrupted_run(tmp_path: Path) -> None
     total = len(data.read_text().splitlines())
     out = tmp_path / "out.jsonl"
     victim = subprocess.Popen(
-        cli_command(str(data), "--workers", "1", "--output", str(out), "--report", str(tmp_path / "never.json")),
+        cli_command(
+            str(data),
+            "--workers",
+            "1",
+            "--output",
+            str(out),
+            "--report",
+            str(tmp_path / "never.json"),
+        ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -49,13 +62,24 @@ def test_killed_run_resumed_matches_an_uninterrupted_run(tmp_path: Path) -> None
         handle.write('{"id": "torn-wri')
 
     resumed = subprocess.run(
-        cli_command(str(data), "--workers", "1", "--output", str(out), "--resume", "--report", str(tmp_path / "resumed.json")),
+        cli_command(
+            str(data),
+            "--workers",
+            "1",
+            "--output",
+            str(out),
+            "--resume",
+            "--report",
+            str(tmp_path / "resumed.json"),
+        ),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert resumed.returncode == 0, resumed.stderr
-    full = run_math_eval(data, workers=1, output=tmp_path / "full.jsonl", report=tmp_path / "full.json")
+    full = run_math_eval(
+        data, workers=1, output=tmp_path / "full.jsonl", report=tmp_path / "full.json"
+    )
 
     resumed_report = json.loads((tmp_path / "resumed.json").read_text())
     full_report = json.loads((tmp_path / "full.json").read_text())
@@ -88,7 +112,9 @@ def test_resume_skips_done_ids_and_drops_a_torn_last_line(tmp_path: Path) -> Non
     with open(out, "a", encoding="utf-8") as handle:
         handle.write('{"id": "c3", "passed": tr')
     seen: list[str] = []
-    second = run_math_eval(data, workers=0, output=out, resume=True, on_result=lambda r: seen.append(r.id))
+    second = run_math_eval(
+        data, workers=0, output=out, resume=True, on_result=lambda r: seen.append(r.id)
+    )
     assert seen == ["c3", "c4", "c5"]
     assert [r.id for r in second.results] == [f"c{i}" for i in range(6)]
     assert [r["id"] for r in read_jsonl(out)] == [f"c{i}" for i in range(6)]
@@ -98,7 +124,12 @@ def test_resume_skips_done_ids_and_drops_a_torn_last_line(tmp_path: Path) -> Non
 def test_interrupt_exits_130_and_keeps_what_was_written(tmp_path: Path) -> None:
     data = replicated_sample(tmp_path / "in.jsonl", copies=30)
     out = tmp_path / "out.jsonl"
-    proc = subprocess.Popen(cli_command(str(data), "--workers", "1", "--output", str(out)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cli_command(str(data), "--workers", "1", "--output", str(out)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     while proc.poll() is None and (not out.exists() or len(out.read_bytes().splitlines()) < 20):
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)

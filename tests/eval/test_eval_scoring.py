@@ -31,7 +31,12 @@ def test_score_excludes_our_side_failures_from_the_denominator() -> None:
     assert summary.n == 8
     assert summary.scored == 5  # 8 cases - 1 ADAPTER_ERROR - 2 HARNESS_ERROR
     assert summary.score == pytest.approx(3 / 5)
-    assert summary.failure_counts == {"NO_ANSWER": 1, "WRONG_ANSWER": 1, "ADAPTER_ERROR": 1, "HARNESS_ERROR": 2}
+    assert summary.failure_counts == {
+        "NO_ANSWER": 1,
+        "WRONG_ANSWER": 1,
+        "ADAPTER_ERROR": 1,
+        "HARNESS_ERROR": 2,
+    }
     assert summary.reasons_by_outcome["HARNESS_ERROR"] == {"bad_gold": 1, "crash": 1}
     assert sum(summary.reason_counts.values()) == summary.n
 

@@ -32,7 +32,9 @@ def test_worker_processes_grade_like_the_in_process_grader() -> None:
 def test_a_killed_worker_loses_no_case(tmp_path: Path) -> None:
     marker = tmp_path / "killed-once"
     rows = [{"id": f"ok{i}", "response": rf"so \boxed{{{i}}}", "gold": str(i)} for i in range(12)]
-    rows.insert(3, {"id": "dies-once", "response": rf"{KILL_ONCE}{marker} then \boxed{{5}}", "gold": "5"})
+    rows.insert(
+        3, {"id": "dies-once", "response": rf"{KILL_ONCE}{marker} then \boxed{{5}}", "gold": "5"}
+    )
     rows.insert(8, {"id": "dies-always", "response": rf"{KILL} \boxed{{5}}", "gold": "5"})
     run = run_math_eval(rows, grader=grade_or_crash, workers=2, chunk_size=4)
     by_id = {r.id: r for r in run.results}

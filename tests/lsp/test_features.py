@@ -254,3 +254,81 @@ async def test_hover_falls_back_to_the_last_version_that_parsed(
     assert result is not None
     assert isinstance(result.contents, types.MarkupContent)
     assert "task field" in result.contents.value
+
+
+async def _hover_text(client: LanguageClient, uri: str, line: int, column: int) -> str | None:
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=column),
+        )
+    )
+    if result is None:
+        return None
+    assert isinstance(result.contents, types.MarkupContent)
+    return result.contents.value
+
+
+async def test_placeholder_selection_is_in_utf16_units_of_the_fixed_line(
+    client: LanguageClient, project: Path
+):
+    text = 'from rewardkit import reward\n\n\n@reward\ndef tagged(final_response: str) -> dict:\n    tag = "😀"; return {"label": tag}\n'
+    await initialize(client, project)
+    uri = open_document(client, project / "tagged.py", text)
+    (diagnostic,) = await wait_for_version(client, uri, 1)
+    (fix,) = [a for a in await _actions(client, uri, diagnostic) if "reward" in a.title]
+    assert fix.command is not None
+    _, selection = fix.command.arguments
+    fixed_line = apply_lsp_edits(text, edits_of(fix, uri)).splitlines()[5]
+    units = fixed_line.encode("utf-16-le")
+    start, end = selection["start"]["character"], selection["end"]["character"]
+    assert units[2 * start : 2 * end].decode("utf-16-le") == "0.0"
+
+
+async def test_hover_and_completion_work_in_definitions_that_parse_while_another_does_not(
+    client: LanguageClient, project: Path
+):
+    """No earlier version parsed: the engine still has the rewards of the intact definitions."""
+    text = """from rewardkit import reward
+
+
+@reward
+def qa(final_response: str, answer: str, ) -> float:
+    return float(final_response == answer)
+
+
+@reward
+def typing_now(final_response: str) -> float:
+    return max(0.0, len(final_response
+"""
+    await initialize(client, project, options={"rewardkit": {"taskFields": ["extra_field"]}})
+    uri = open_document(client, project / "qa.py", text)
+    assert [d.code for d in await wait_for_version(client, uri, 1)] == ["RK900"]
+    line = text.splitlines()[4]
+    answer = await _hover_text(client, uri, 4, line.index("answer") + 1)
+    assert answer is not None
+    assert "task field declared in `task_fields`" in answer
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=4, character=line.index(", )") + 2),
+        )
+    )
+    assert isinstance(result, types.CompletionList)
+    labels = {item.label: item for item in result.items}
+    assert {"trajectory", "question", "extra_field"} <= set(labels)
+    assert "answer" not in labels
+    extra = labels["extra_field"].documentation
+    assert isinstance(extra, types.MarkupContent)
+    assert extra.value == "task field declared in the editor settings (rewardkit.taskFields)"
+
+
+async def test_hover_stays_on_when_diagnostics_are_disabled(client: LanguageClient, project: Path):
+    text = MODULES["misspelled_fields"]
+    await initialize(client, project, options={"rewardkit": {"enable": False}})
+    uri = open_document(client, project / "qa.py", text)
+    assert await wait_for_version(client, uri, 1) == []
+    line = text.splitlines()[4]
+    hover = await _hover_text(client, uri, 4, line.index("answr") + 1)
+    assert hover is not None
+    assert "nothing fills it" in hover

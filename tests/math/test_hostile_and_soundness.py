@@ -7,8 +7,17 @@ time anything); here each input must come back as an ordinary verdict with the e
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from rewardkit.math import FailureTag, MathGraderError, compare_answers, extract_answer, grade
+from rewardkit.math import (
+    FailureTag,
+    MathGraderError,
+    compare_answers,
+    extract_answer,
+    grade,
+    is_equivalent,
+)
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Expression, parse_value
 
@@ -116,3 +125,13 @@ def test_numeric_statements_compare_their_sides(answer: str, gold: str, expected
 def test_invalid_numeric_options_raise_a_typed_error(options: dict[str, object], name: str) -> None:
     with pytest.raises(MathGraderError, match=name):
         grade("\\boxed{5}", "5", **options)  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=2, max_value=999), st.integers(min_value=2, max_value=99), st.sampled_from(["\\times", "\\cdot", "*"]))
+def test_a_product_is_a_product_not_scientific_notation(left: int, right: int, operator: str) -> None:
+    product = f"{left} {operator} {right}"
+    assert is_equivalent(product, str(left * right))
+    if left * right != left * 10**right:
+        assert not is_equivalent(product, str(left * 10**right))
+    assert is_equivalent(f"{left} {operator} 10^{{{right}}}", str(left * 10**right))

@@ -57,6 +57,12 @@ CASES = [
     ),
     pytest.param(
         ".toml",
+        GOOD_PAIR + '[[pair]]\nid = "a::b"\ngiven = "1"\ngold = "1"\n',
+        "golden_bad.toml:7: [[][[]pair]] 'a::b': 'id' must not contain '::'*",
+        id="id-with-node-separator",
+    ),
+    pytest.param(
+        ".toml",
         GOOD_PAIR + '[[pair]]\ngiven = 0.5\ngold = "1"\n',
         "golden_bad.toml:7: [[][[]pair]] 'pair1': 'given' must be a string, got float 0.5 (quote it: given = '0.5')",
         id="float-answer",

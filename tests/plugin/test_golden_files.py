@@ -128,6 +128,11 @@ def test_the_short_summary_and_junit_xml_say_why_a_case_failed(plug: pytest.Pyte
     result.stdout.fnmatch_lines([f"FAILED golden_mixed.toml::wrong-label - {why}"])
     assert f'message="{why}"' in junit.read_text()
     assert "golden pair 'wrong-label' failed at golden_mixed.toml:14" in junit.read_text()
+    # Only the failing case carries a property (its reason): passing cases add no XML noise.
+    assert junit.read_text().count("<properties>") == 1
+    brief = plug.runpytest("--tb=line")
+    brief.stdout.fnmatch_lines([f"golden_mixed.toml:14: {why}"])
+    brief.stdout.no_fnmatch_line("*golden pair 'wrong-label' failed*")
 
 
 def test_async_rewards_are_awaited(plug: pytest.Pytester) -> None:
@@ -235,6 +240,28 @@ def test_the_plugin_is_invisible_without_golden_files(pytester: pytest.Pytester)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*rewardkit golden cases*")
+
+
+def test_golden_files_need_neither_hypothesis_nor_tomlkit(pytester: pytest.Pytester) -> None:
+    # The core install (no 'testing' extra) runs golden files: block both imports.
+    pytester.makeconftest(
+        'import sys\n\nsys.modules["hypothesis"] = None\nsys.modules["tomlkit"] = None\n'
+    )
+    pytester.makefile(
+        ".toml",
+        golden_core=r"""
+[[pair]]
+given = '\frac{1}{2}'
+gold = '0.5'
+
+[[reward]]
+reward = "math_reward"
+fields = { final_response = 'so \boxed{2}', answer = '2' }
+expect = 1.0
+""",
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=2)
 
 
 def test_no_summary_without_golden_files(plug: pytest.Pytester) -> None:

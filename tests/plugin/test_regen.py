@@ -122,4 +122,6 @@ def test_regen_without_tomlkit_is_a_usage_error(
     plug.makefile(".toml", golden_any=TOML)
     result = plug.runpytest("--rewardkit-regen")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--rewardkit-regen needs tomlkit*pip install 'rewardkit[[]testing[]]'"])
+    result.stderr.fnmatch_lines(
+        ["*--rewardkit-regen needs tomlkit*pip install 'rewardkit[[]testing[]]'"]
+    )

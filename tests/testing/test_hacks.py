@@ -47,9 +47,9 @@ def test_hedges_can_be_left_out() -> None:
     )
 
 
-# Derandomized: the search is a fixed set of examples, so the suite is not flaky. A random
-# search finds '\boxed{42 \text{ or } \text{none}}' in about one run of four: that grader
-# bug is pinned as an xfail pair in tests/plugin/golden_builtin_rewards.toml.
+# Derandomized: the search is a fixed set of examples, so the suite is deterministic. A
+# random search once found '\boxed{42 \text{ or } \text{none}}' (since fixed in the grader);
+# it is a regression pair in tests/plugin/golden_builtin_rewards.toml.
 FIXED_SEARCH = settings(derandomize=True, database=None)
 
 

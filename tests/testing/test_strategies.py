@@ -121,8 +121,26 @@ def test_adversarial_text_generates(what: str, condition: object) -> None:
 
 
 def test_adversarial_text_respects_max_size() -> None:
-    example = find(adversarial_text(max_size=5000), lambda s: len(s) > 1000, settings=FIND)
-    assert len(example) <= 5000 + len(r"\boxed{1}")
+    example = find(adversarial_text(max_size=5000), lambda s: len(s) > 4000, settings=FIND)
+    assert len(example) <= 5000
+
+
+@pytest.mark.parametrize(
+    ("what", "condition", "smallest"),
+    [
+        ("a brace", lambda s: "{" in s, "{"),
+        ("an unfinished box", lambda s: "\\boxed{" in s, "\\boxed{"),
+        ("a NUL character", lambda s: "\x00" in s, "\x00"),
+        ("more than ten characters", lambda s: len(s) > 10, "0" * 11),
+    ],
+)
+def test_adversarial_text_shrinks_to_the_smallest_text(
+    what: str, condition: object, smallest: str
+) -> None:
+    # A contract failure is reported with hypothesis' minimal example: hostile text must
+    # shrink to the smallest text that still fails, not to a big example of one branch.
+    settings_ = settings(FIND, derandomize=True)
+    assert find(adversarial_text(), condition, settings=settings_) == smallest, what
 
 
 @FEW
