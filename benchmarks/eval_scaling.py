@@ -21,20 +21,19 @@ import time
 from pathlib import Path
 
 
-def replicate(data: Path, copies: int, gold_field: str, target: Path, *, identical: bool) -> int:
+def replicate(data: Path, copies: int, gold_field: str, target: Path, *, distinct: bool) -> int:
     """Write the corpus `copies` times over, with distinct ids, as the runner's input.
 
-    Unless `identical`, each copy's response starts with its own first line ("Attempt k."), as
-    16,000 responses of a real run are all different: otherwise the grader's per-response cache
-    turns 19 copies in 20 into dictionary lookups and the benchmark measures that cache.
-    Answers and golds are unchanged."""
+    With `distinct`, each copy's response starts with its own first line ("Attempt k."), as the
+    responses of a real run are all different (the grader caches per answer and gold, so this
+    changes little). Answers and golds are unchanged."""
     rows = [
         json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
     with open(target, "w", encoding="utf-8") as handle:
         for k in range(copies):
             for i, row in enumerate(rows):
-                response = row["response"] if identical else f"Attempt {k + 1}.\n{row['response']}"
+                response = f"Attempt {k + 1}.\n{row['response']}" if distinct else row["response"]
                 record = {
                     "id": f"{row.get('id', i)}#{k}",
                     "response": response,
@@ -117,9 +116,9 @@ def main() -> None:
     )
     parser.add_argument("--gold-field", default="gold")
     parser.add_argument(
-        "--identical-copies",
+        "--distinct-copies",
         action="store_true",
-        help="replicate responses verbatim (measures the grader's cache)",
+        help="give each copy's responses their own first line, as in a real run",
     )
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
@@ -134,10 +133,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "cases.jsonl"
         n = replicate(
-            args.data, args.copies, args.gold_field, path, identical=args.identical_copies
+            args.data, args.copies, args.gold_field, path, distinct=args.distinct_copies
         )
         copies = (
-            "identical copies" if args.identical_copies else "each copy's responses made distinct"
+            "each copy's responses made distinct" if args.distinct_copies else "identical copies"
         )
         print(
             f"{n} cases ({args.copies} x {args.data.name}, {copies}), timeout {args.timeout:g} s, each row a fresh process\n"

@@ -39,7 +39,3 @@ class Debouncer:
         task = self._pending.pop(key, None)
         if task is not None:
             task.cancel()
-
-    def pending(self, key: str) -> bool:
-        """Whether a job for ``key`` is waiting or running."""
-        return key in self._pending

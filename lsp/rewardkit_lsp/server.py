@@ -133,14 +133,18 @@ class RewardkitLanguageServer(LanguageServer):
 
     # -- client facts ---------------------------------------------------------------------
 
-    def client_supports(self, dotted: str) -> bool:
-        """Whether the client's capability at the dotted attribute path is present and truthy."""
+    def client_capability(self, dotted: str) -> Any:
+        """The client's capability at the dotted attribute path (``None`` when absent)."""
         value: Any = self.client_capabilities
         for part in dotted.split("."):
             value = getattr(value, part, None)
             if value is None:
-                return False
-        return bool(value)
+                return None
+        return value
+
+    def client_supports(self, dotted: str) -> bool:
+        """Whether the client's capability at the dotted attribute path is present and truthy."""
+        return bool(self.client_capability(dotted))
 
     @property
     def pulls_diagnostics(self) -> bool:
@@ -149,14 +153,10 @@ class RewardkitLanguageServer(LanguageServer):
 
     def markup_kind(self, formats_capability: str) -> types.MarkupKind:
         """Markdown when the client lists it at ``formats_capability``, else plain text (the spec's default)."""
-        value: Any = self.client_capabilities
-        for part in formats_capability.split("."):
-            value = getattr(value, part, None)
-            if value is None:
-                return types.MarkupKind.PlainText
+        formats = self.client_capability(formats_capability) or ()
         return (
             types.MarkupKind.Markdown
-            if types.MarkupKind.Markdown in value
+            if types.MarkupKind.Markdown in formats
             else types.MarkupKind.PlainText
         )
 

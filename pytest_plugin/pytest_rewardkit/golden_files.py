@@ -48,53 +48,49 @@ class GoldenFileError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class PairCase:
-    """An answer pair: ``given`` must (``equivalent``) or must not grade as equivalent to ``gold``."""
+@dataclass(frozen=True, kw_only=True)
+class _CaseBase:
+    """What every case has: its id, where it is, and whether it is a known failure."""
 
     id: str
-    given: str
-    gold: str
-    equivalent: bool
-    policy: str | None
-    grader: str | None
     note: str | None
     path: Path
     line: int
     index: int
+    """Its position among the cases of its kind (``--rewardkit-regen`` finds TOML cases so)."""
     xfail: str | None = None
     """A known failure's reason: the case runs as a strict xfail (fixing it fails the run)."""
-    kind: Literal["pair"] = "pair"
 
     @property
     def location(self) -> str:
         return f"{self.path}:{self.line}"
 
 
-@dataclass(frozen=True)
-class RewardCase:
+@dataclass(frozen=True, kw_only=True)
+class PairCase(_CaseBase):
+    """An answer pair: ``given`` must (``equivalent``) or must not grade as equivalent to ``gold``."""
+
+    given: str
+    gold: str
+    equivalent: bool
+    policy: str | None
+    grader: str | None
+    kind: Literal["pair"] = "pair"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewardCase(_CaseBase):
     """A reward case: calling ``reward`` with ``fields`` must give ``expect`` (within ``tolerance``).
 
     ``expect`` is a number (the reward) or a mapping with ``reward`` and extras to compare;
     it is None only while ``--rewardkit-regen`` is about to fill it in.
     """
 
-    id: str
     reward: str
     fields: Mapping[str, Any]
     expect: float | Mapping[str, Any] | None
     tolerance: float
-    note: str | None
-    path: Path
-    line: int
-    index: int
-    xfail: str | None = None
-    """A known failure's reason: the case runs as a strict xfail (fixing it fails the run)."""
     kind: Literal["reward"] = "reward"
-
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.line}"
 
 
 Case = PairCase | RewardCase

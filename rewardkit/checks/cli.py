@@ -207,7 +207,7 @@ def check_targets(
 ) -> tuple[list[FileResult], list[str]]:
     """Check every target; cross-file RK401 added. Returns the results and internal-error messages."""
     analyses: list[tuple[str, ModuleAnalysis, str, CheckConfig]] = []
-    fixed: list[FileResult] = []
+    undecodable: list[FileResult] = []
     errors: list[str] = []
     for target in targets:
         config_path = target.path if target.path is not None else Path(stdin_filename or "stdin.py")
@@ -221,7 +221,7 @@ def check_targets(
             source = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError) as error:
             kept = filter_diagnostics([_undecodable(data, error)], "", config)
-            fixed.append(FileResult(target.display, tuple(kept)))
+            undecodable.append(FileResult(target.display, tuple(kept)))
             continue
         try:
             analysis = ModuleAnalyzer().analyze(source, target.display, config)
@@ -232,7 +232,7 @@ def check_targets(
             continue
         analyses.append((target.display, analysis, source, config))
     spanning = duplicate_reward_diagnostics([(path, analysis) for path, analysis, _, _ in analyses])
-    results = list(fixed)
+    results = list(undecodable)
     for path, analysis, source, config in analyses:
         diagnostics = list(analysis.diagnostics)
         extra = spanning.get(path)

@@ -176,13 +176,6 @@ class RewardDefinition:
     """(name, description) of parameters the decorator itself fills: AgentFly's ``env`` when
     ``@reward(env_cls=...)`` is given."""
 
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        """Names of the parameters the runtime fills by keyword (no ``*args``/``**kwargs``)."""
-        return tuple(
-            p.name for p in self.parameters if p.kind not in ("var_positional", "var_keyword")
-        )
-
     def shifted(self, lines: int) -> RewardDefinition:
         """The same definition ``lines`` further down."""
         if not lines:

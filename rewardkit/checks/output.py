@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from rewardkit._version import __version__
@@ -81,16 +81,8 @@ def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
         "fixes": [
             {
                 "title": fix.title,
-                "edits": [
-                    {
-                        "line": edit.line,
-                        "column": edit.column,
-                        "end_line": edit.end_line,
-                        "end_column": edit.end_column,
-                        "new_text": edit.new_text,
-                    }
-                    for edit in fix.edits
-                ],
+                "edits": [asdict(edit) for edit in fix.edits],
+                "selection": asdict(fix.selection) if fix.selection is not None else None,
             }
             for fix in diagnostic.fixes
         ],

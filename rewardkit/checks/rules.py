@@ -751,8 +751,9 @@ def _context_calls(facts: RewardFacts) -> Iterator[CallFact]:
 def _is_awaited(facts: RewardFacts, call: CallFact) -> bool:
     if id(call.node) in facts.awaited:
         return True
-    if isinstance(call.parent, (cst.Arg, cst.WithItem)):
-        return True  # handed to asyncio.gather/wait_for/create_task, or `async with`
+    if isinstance(call.parent, cst.Arg):
+        return True  # handed to asyncio.gather/wait_for/create_task
+    # Not `async with context.acquire_resource(...)`: a coroutine is no context manager.
     return call.assigned_to is not None and call.assigned_to in facts.awaited_names
 
 

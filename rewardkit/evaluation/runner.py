@@ -203,7 +203,7 @@ def run_math_eval(
         grading = InProcessExecutor(options, grader=grader)
         workers_text = "in-process"
     else:
-        size = chunk_size or (1 if generation is not None else 16)
+        size = chunk_size or _chunk_size(total, n_workers, generating=generation is not None)
         grading = ProcessExecutor(
             options,
             workers=n_workers,
@@ -287,6 +287,17 @@ def run_math_eval(
             html,
         )
     return EvalRun(results=all_results, summary=summary, report=document, timings=timings)
+
+
+def _chunk_size(total: int | None, workers: int, *, generating: bool) -> int:
+    """Cases per worker task: large enough that the ~80 us cost of a pool task and the parent's
+    bookkeeping stay small next to ~10-100 us grades, small enough that every worker gets about
+    eight chunks (balance at the end of a run). Generated cases go one by one, as they arrive."""
+    if generating:
+        return 1
+    if total is None:
+        return 32
+    return max(4, min(64, total // (workers * 8)))
 
 
 def _skip_done(

@@ -20,6 +20,9 @@ EXCLUDED_TAGS = frozenset({FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR})
 PASS = "PASS"
 """The outcome name of a passing case in counts and reports (passing cases carry no tag)."""
 
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""Reused: `json.dumps` with any non-default option builds a new encoder on every call."""
+
 DETAIL_KEYS = ("parsed_answer", "expected", "reason", "error")
 
 

@@ -203,7 +203,10 @@ def test_unknown_codes_are_usage_errors(project: Path) -> None:
     )
     result = run_check(cwd=project)
     assert result.returncode == 2
-    assert "pyproject.toml: [tool.rewardkit] ignore: no rule code starts with 'RK2010'" in result.stderr
+    assert (
+        "pyproject.toml: [tool.rewardkit] ignore: no rule code starts with 'RK2010'"
+        in result.stderr
+    )
 
 
 def test_dangling_symlinks_are_skipped_when_walking(project: Path) -> None:
@@ -232,3 +235,16 @@ def test_a_file_that_cannot_be_read_is_reported_and_the_rest_checked(
     captured = capsys.readouterr()
     assert "rewards/bad.py:4:8: RK102" in captured.out
     assert "cannot read rewards/good.py: Permission denied" in captured.err
+
+
+def test_json_fixes_carry_the_placeholder_selection(project: Path) -> None:
+    source = "from rewardkit import reward\n\n@reward\ndef tag(final_response):\n    return {'label': 'x'}\n"
+    result = run_check(
+        "--format", "json", "-", "--stdin-filename", "tag.py", cwd=project, stdin=source
+    )
+    [item] = json.loads(result.stdout)
+    [fix] = item["fixes"]
+    assert fix["edits"] == [
+        {"line": 5, "column": 12, "end_line": 5, "end_column": 12, "new_text": "'reward': 0.0, "}
+    ]
+    assert fix["selection"] == {"line": 5, "column": 22, "end_line": 5, "end_column": 25}

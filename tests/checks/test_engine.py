@@ -14,8 +14,10 @@ from rewardkit.checks import (
     check_source,
     suppression_fix,
 )
+from rewardkit.checks.config import PRESETS
 from rewardkit.checks.discovery import CONTEXT_COROUTINE_METHODS
 
+from .good_modules import GOOD_MODULES, GOOD_TASK_FIELDS
 from .seed_examples import SEEDS, TASK_FIELDS
 
 TASK_CONFIG = CheckConfig(task_fields={name: TaskField(name, "pyproject") for name in TASK_FIELDS})
@@ -446,3 +448,26 @@ def test_an_unknown_field_without_suggestion_says_how_to_declare_it() -> None:
         "(if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
     )
     assert diagnostic.fixes == ()
+
+
+@pytest.mark.parametrize("name", sorted(GOOD_MODULES))
+def test_realistic_correct_modules_produce_no_diagnostics(name: str) -> None:
+    config = CheckConfig(
+        task_fields={field: TaskField(field, "pyproject") for field in GOOD_TASK_FIELDS},
+        injected_fields=PRESETS["agentfly"],
+    )
+    analysis = ModuleAnalyzer().analyze(GOOD_MODULES[name], f"{name}.py", config)
+    assert analysis.diagnostics == ()
+    assert len(analysis.rewards) >= 6
+
+
+def test_async_with_on_a_context_coroutine_is_not_an_await() -> None:
+    source = (
+        "from rewardkit import reward\n\n@reward\nasync def r(final_response, context):\n"
+        "    async with context.acquire_resource('sandbox') as box:\n"
+        "        return float(await box.run(final_response))\n"
+    )
+    [diagnostic] = check_source(source)
+    assert (diagnostic.code, diagnostic.line) == ("RK301", 5)
+    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    assert "async with await context.acquire_resource('sandbox') as box:" in fixed

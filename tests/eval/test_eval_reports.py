@@ -98,3 +98,32 @@ def test_sample_exercises_every_tag_and_grades_as_labelled(sample_run: dict) -> 
         if outcomes[case_id] != row["expect"]
     }
     assert mismatches == {}
+
+
+def test_progress_bar_goes_to_stderr_only_when_it_is_a_terminal(tmp_path) -> None:
+    import os
+    import pty
+    import subprocess
+
+    from conftest import cli_command
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        cli_command("--workers", "0"), stdout=subprocess.PIPE, stderr=slave, cwd=tmp_path
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    stdout, _ = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"grading" in seen  # the rich progress bar, on the terminal
+    assert b"grading" not in stdout
+    assert b"score" in stdout  # the summary table, on stdout

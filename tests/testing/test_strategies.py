@@ -126,7 +126,7 @@ def test_adversarial_text_respects_max_size() -> None:
 
 
 @pytest.mark.parametrize(
-    ("what", "condition", "smallest"),
+    ("what", "condition", "smallest"),  # the smallest such text (any of that length will do)
     [
         ("a brace", lambda s: "{" in s, "{"),
         ("an unfinished box", lambda s: "\\boxed{" in s, "\\boxed{"),
@@ -139,8 +139,8 @@ def test_adversarial_text_shrinks_to_the_smallest_text(
 ) -> None:
     # A contract failure is reported with hypothesis' minimal example: hostile text must
     # shrink to the smallest text that still fails, not to a big example of one branch.
-    settings_ = settings(FIND, derandomize=True)
-    assert find(adversarial_text(), condition, settings=settings_) == smallest, what
+    found = find(adversarial_text(), condition, settings=settings(FIND, derandomize=True))
+    assert len(found) == len(smallest), (what, found)
 
 
 @FEW
