@@ -132,9 +132,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "cases.jsonl"
-        n = replicate(
-            args.data, args.copies, args.gold_field, path, distinct=args.distinct_copies
-        )
+        n = replicate(args.data, args.copies, args.gold_field, path, distinct=args.distinct_copies)
         copies = (
             "each copy's responses made distinct" if args.distinct_copies else "identical copies"
         )

@@ -313,11 +313,13 @@ def duplicate_reward_diagnostics(
     """RK401 across files: path -> diagnostics for rewards whose name another checked file also uses.
 
     Duplicates inside one file are already in that file's :class:`ModuleAnalysis`; this adds
-    those spanning files (listing every other location).
+    those spanning files (listing every other location). Files with a syntax error take no part:
+    their other checks wait until they parse.
     """
     definitions = [
         (path, definition)
         for path, analysis in analyses
+        if analysis.syntax_error is None
         for definition in analysis.rewards
         if definition.registered and definition.module_level
     ]

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -240,9 +240,13 @@ class ProcessExecutor:
         )
         source_done = False
         finished_cleanly = False
+        interrupted = threading.Event()
+        restore_sigint = _defer_sigint(interrupted)
         try:
             feeder.start()
             while True:
+                if interrupted.is_set():
+                    raise KeyboardInterrupt
                 while backlog and free_slots:
                     chunk, counts_for_room = backlog.popleft()
                     self._submit(
@@ -273,6 +277,7 @@ class ProcessExecutor:
                 yield from self._enforce_deadlines(running, progress, backlog)
             finished_cleanly = True
         finally:
+            restore_sigint()
             stop.set()
             if finished_cleanly:
                 pool.close()
@@ -385,6 +390,22 @@ class ProcessExecutor:
             rest = [case for i, case in enumerate(job.cases) if i != index]
             if rest:
                 backlog.append((rest, False))
+
+
+def _defer_sigint(interrupted: threading.Event) -> Callable[[], None]:
+    """Turn Ctrl-C into a flag the grading loop checks, and return the undo.
+
+    A KeyboardInterrupt raised at an arbitrary point can land inside the pool's fork of a new
+    worker, where Python swallows it ("Exception ignored in _releaseLock"); a flag cannot be
+    lost. Only in the main thread, and only if nobody installed their own handler.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return lambda: None
+    signal.signal(signal.SIGINT, lambda _signum, _frame: interrupted.set())
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def default_workers() -> int:

@@ -248,3 +248,15 @@ def test_json_fixes_carry_the_placeholder_selection(project: Path) -> None:
         {"line": 5, "column": 12, "end_line": 5, "end_column": 12, "new_text": "'reward': 0.0, "}
     ]
     assert fix["selection"] == {"line": 5, "column": 22, "end_line": 5, "end_column": 25}
+
+
+def test_a_file_with_a_syntax_error_takes_no_part_in_cross_file_duplicates(project: Path) -> None:
+    broken = GOOD + "\n@reward\ndef half_typed(final_response:\n"
+    (project / "rewards" / "broken.py").write_text(broken, encoding="utf-8")
+    result = run_check("--format", "json", cwd=project)
+    assert [(i["path"], i["code"]) for i in json.loads(result.stdout)] == [
+        ("rewards/bad.py", "RK102"),
+        ("rewards/bad.py", "RK101"),
+        ("rewards/bad.py", "RK201"),
+        ("rewards/broken.py", "RK900"),
+    ]

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from eval_helpers import read_jsonl, write_jsonl
 
 from rewardkit.evaluation.cli import main
 

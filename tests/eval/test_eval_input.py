@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from eval_helpers import read_jsonl, write_jsonl
 
 from rewardkit.evaluation import EvalInputError, FieldNames, read_cases
 from rewardkit.evaluation.cases import DecidedCase

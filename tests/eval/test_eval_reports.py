@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import read_jsonl
+from eval_helpers import read_jsonl
 
 from rewardkit.evaluation import SCHEMA_VERSION, sample_path
 from rewardkit.failures import FailureTag
@@ -16,7 +16,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One real CLI run on the sample (no input file), as right after `pip install`."""
     import subprocess
 
-    from conftest import cli_command
+    from eval_helpers import cli_command
 
     where = tmp_path_factory.mktemp("sample")
     proc = subprocess.run(
@@ -105,7 +105,7 @@ def test_progress_bar_goes_to_stderr_only_when_it_is_a_terminal(tmp_path) -> Non
     import pty
     import subprocess
 
-    from conftest import cli_command
+    from eval_helpers import cli_command
 
     master, slave = pty.openpty()
     proc = subprocess.Popen(

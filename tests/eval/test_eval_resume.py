@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import cli_command, read_jsonl, write_jsonl
+from eval_helpers import cli_command, read_jsonl, write_jsonl
 
 from rewardkit.evaluation import run_math_eval, sample_path
 
@@ -34,7 +34,9 @@ def graded(records: list[dict]) -> dict[str, tuple]:
 
 
 def test_killed_run_resumed_matches_an_uninterrupted_run(tmp_path: Path) -> None:
-    data = replicated_sample(tmp_path / "in.jsonl", copies=30)
+    data = replicated_sample(
+        tmp_path / "in.jsonl", copies=150
+    )  # long enough to be interrupted even on a fast idle machine
     total = len(data.read_text().splitlines())
     out = tmp_path / "out.jsonl"
     victim = subprocess.Popen(
@@ -51,7 +53,7 @@ def test_killed_run_resumed_matches_an_uninterrupted_run(tmp_path: Path) -> None
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    while victim.poll() is None and (not out.exists() or len(out.read_bytes().splitlines()) < 40):
+    while victim.poll() is None and (not out.exists() or len(out.read_bytes().splitlines()) < 1):
         time.sleep(0.005)
     os.killpg(victim.pid, signal.SIGKILL)  # the CLI and its worker processes
     victim.wait(timeout=30)
@@ -122,7 +124,9 @@ def test_resume_skips_done_ids_and_drops_a_torn_last_line(tmp_path: Path) -> Non
 
 
 def test_interrupt_exits_130_and_keeps_what_was_written(tmp_path: Path) -> None:
-    data = replicated_sample(tmp_path / "in.jsonl", copies=30)
+    data = replicated_sample(
+        tmp_path / "in.jsonl", copies=150
+    )  # long enough to be interrupted even on a fast idle machine
     out = tmp_path / "out.jsonl"
     proc = subprocess.Popen(
         cli_command(str(data), "--workers", "1", "--output", str(out)),
@@ -130,10 +134,10 @@ def test_interrupt_exits_130_and_keeps_what_was_written(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    while proc.poll() is None and (not out.exists() or len(out.read_bytes().splitlines()) < 20):
+    while proc.poll() is None and (not out.exists() or len(out.read_bytes().splitlines()) < 1):
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "resume with --resume" in stderr
-    assert len(read_jsonl(out)) >= 20
+    assert len(read_jsonl(out)) >= 1

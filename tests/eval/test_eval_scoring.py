@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from eval_helpers import write_jsonl
 
 from rewardkit.evaluation import CaseResult, run_math_eval, summarize
 from rewardkit.evaluation.scoring import make_detail
