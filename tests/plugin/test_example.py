@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
-README_SECTION = Path(__file__).resolve().parents[2] / "docs" / "readme" / "plugin.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 FILES = ("golden_answers.toml", "my_rewards.py", "test_my_rewards.py")
 
 
@@ -32,4 +32,4 @@ def test_the_example_passes_in_a_real_pytest_run(pytester: pytest.Pytester) -> N
 
 @pytest.mark.parametrize("name", ["golden_answers.toml", "test_my_rewards.py"])
 def test_the_readme_section_embeds_the_example_verbatim(name: str) -> None:
-    assert (EXAMPLE / name).read_text() in README_SECTION.read_text()
+    assert (EXAMPLE / name).read_text() in README.read_text()
