@@ -124,7 +124,7 @@ def test_result_is_frozen_and_picklable() -> None:
 async def test_calling_the_reward_and_calculate_reward_both_validate() -> None:
     @reward(auto_register=False)
     def broken(final_response: str) -> dict[str, float]:
-        return {"score": 1.0}
+        return {"score": 1.0}  # rewardkit: ignore[RK201] (deliberately broken)
 
     with pytest.raises(RewardShapeError, match="reward 'broken'"):
         broken(final_response="x")

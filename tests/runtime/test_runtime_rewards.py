@@ -274,7 +274,7 @@ def test_base_reward_errors_name_the_reward() -> None:
         name = "needy"
 
         def call(self, final_response: str, answer: str) -> str:
-            return "not a number"
+            return "not a number"  # rewardkit: ignore[RK202] (deliberately broken)
 
     with pytest.raises(MissingFieldError, match=r"reward 'needy' .*requires field 'answer'.*Did you mean 'answr'"):
         Needy()(final_response="x", answr="y")

@@ -88,7 +88,7 @@ def test_a_nan_reward_is_reported() -> None:
 def test_a_non_reward_return_value_is_reported() -> None:
     @reward(auto_register=False)
     def forgot_return(final_response: str) -> None:
-        return None
+        return None  # rewardkit: ignore[RK202] (deliberately broken)
 
     assert "not a reward" in str(_violation("shape", forgot_return))
 
