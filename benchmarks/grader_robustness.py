@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)")
     parser.add_argument("--perturbed", action="store_true", help="also grade golds with one digit changed")
     parser.add_argument("--hostile", action="store_true", help="also time adversarial inputs against the budget")
+    parser.add_argument("--cold", action="store_true", help="also time first symbolic calls in fresh processes (no warm_up)")
     args = parser.parse_args(argv)
 
     from rewardkit.math import grade, warm_up
@@ -78,7 +79,38 @@ def main(argv: list[str] | None = None) -> int:
         _report_perturbed(golds, args)
     if args.hostile:
         _report_hostile(args)
+    if args.cold:
+        _report_cold_start(args)
     return 0
+
+
+_COLD_START_SCRIPT = """
+import sys, time
+started = time.monotonic()
+from rewardkit.math import compare_answers, grade
+if sys.argv[1] == "after-fast-call":
+    grade("\\\\boxed{42}", "42")  # the grader's first use starts the workers in the background
+    time.sleep(float(sys.argv[2]))
+call = time.monotonic()
+verdict = compare_answers("(x+1)^2", "x^2+2x+1", timeout=float(sys.argv[3]))
+print(verdict.correct, verdict.reason, f"{time.monotonic() - call:.3f}")
+"""
+
+
+def _report_cold_start(args: argparse.Namespace, runs: int = 3) -> None:
+    """A symbolic comparison as the first call of a fresh process, default settings, no warm_up():
+    at once, and 0.5 s after a fast-path call (the background start's head start)."""
+    import subprocess
+
+    for scenario, head_start in (("first-call", 0.0), ("after-fast-call", 0.5)):
+        outcomes = []
+        for _ in range(runs):
+            completed = subprocess.run(
+                [sys.executable, "-c", _COLD_START_SCRIPT, scenario, str(head_start), str(args.budget)],
+                capture_output=True, text=True, timeout=120, check=False,
+            )
+            outcomes.append(completed.stdout.strip() or f"failed: {completed.stderr.strip()[-200:]}")
+        print(f"cold start   : {scenario:<16} " + " | ".join(outcomes) + "  (correct, reason, seconds)")
 
 
 def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:

@@ -26,14 +26,14 @@ def _load(path: Path) -> list[dict]:
     return rows
 
 
-def _time_rewardkit(rows: list[dict], repeat: int) -> tuple[float, list[bool]]:
+def _time_rewardkit(rows: list[dict], repeat: int, *, sandbox: bool = True) -> tuple[float, list[bool]]:
     from rewardkit.math import grade
 
     results: list[bool] = []
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
-        results = [grade(row["response"], row["gold"]).correct for row in rows]
+        results = [grade(row["response"], row["gold"], sandbox=sandbox).correct for row in rows]
         best = min(best, time.perf_counter() - started)
     return best, results
 
@@ -55,6 +55,7 @@ def _clear_rewardkit_caches() -> None:
 
     grading._prepare_gold.cache_clear()
     grading._SYMBOLIC_CACHE.clear()
+    grading._BAD_GOLDS.clear()
     normalization.normalize.cache_clear()
     representation.parse_value.cache_clear()
 
@@ -88,6 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'math-verify':14}{len(rows) / mv_cold:>11.1f} r/s{len(rows) / mv_warm:>17.1f} r/s   ({sum(mv_results)} correct)")
     print(f"{'ratio':14}{mv_cold / rk_cold:>13.1f}x{mv_warm / rk_warm:>19.1f}x")
     disagreements = [(row, rk, mv) for row, rk, mv in zip(rows, rk_results, mv_results) if rk != mv]
+    # The sandbox's cost: the same passes with symbolic work in-process (sandbox=False). Only the
+    # few symbolic comparisons differ (a worker round-trip, each worker's own parser caches).
+    grade("\\boxed{x+1}", "1+x", sandbox=False)
+    _clear_rewardkit_caches()
+    inproc_cold, _ = _time_rewardkit(rows, 1, sandbox=False)
+    inproc_warm, _ = _time_rewardkit(rows, args.repeat, sandbox=False)
+    print(
+        f"sandbox cost: first pass {rk_cold / inproc_cold:.2f}x, warm {rk_warm / inproc_warm:.2f}x the in-process time "
+        f"({rk_cold / len(rows) * 1e6:.1f} vs {inproc_cold / len(rows) * 1e6:.1f} us/response first pass)"
+    )
     print(f"disagreements: {len(disagreements)}")
     for row, rk, mv in disagreements:
         verdict = grade(row["response"], row["gold"])

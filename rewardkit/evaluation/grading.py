@@ -66,20 +66,34 @@ def grade_case(
             sandbox=sandbox,
         )
     except Exception as exc:  # a grader bug must not stop the run: it is our side's failure
-        return CaseResult(
-            id=case.id,
-            passed=False,
-            tag=FailureTag.HARNESS_ERROR,
-            detail=make_detail(
-                reason="grader_error",
-                expected=case.gold,
-                error=f"grader raised {type(exc).__name__}: {exc}",
-            ),
-            line=case.line,
-            response=case.response,
-            seconds=time.perf_counter() - started,
-        )
+        return grader_error_result(case, exc, time.perf_counter() - started)
     return verdict_to_result(case, verdict, seconds=time.perf_counter() - started)
+
+
+def failed_result(
+    case: MathCase, tag: FailureTag, *, reason: str, error: str, seconds: float = 0.0
+) -> CaseResult:
+    """A failed case decided by the harness rather than by a verdict (crash, timeout, bug)."""
+    return CaseResult(
+        id=case.id,
+        passed=False,
+        tag=tag,
+        detail=make_detail(reason=reason, expected=case.gold, error=error),
+        line=case.line,
+        response=case.response,
+        seconds=seconds,
+    )
+
+
+def grader_error_result(case: MathCase, error: Exception, seconds: float) -> CaseResult:
+    """The `HARNESS_ERROR` of a case whose grader raised (a bug on our side, never the model's)."""
+    return failed_result(
+        case,
+        FailureTag.HARNESS_ERROR,
+        reason="grader_error",
+        error=f"grader raised {type(error).__name__}: {error}",
+        seconds=seconds,
+    )
 
 
 def verdict_to_result(case: MathCase, verdict: Any, *, seconds: float) -> CaseResult:
@@ -124,29 +138,16 @@ def decided_to_result(case: DecidedCase) -> CaseResult:
 
 def crash_result(case: MathCase, error: str, *, reason: str = "crash") -> CaseResult:
     """A `HARNESS_ERROR` for a case whose worker died twice; `error` names the crash."""
-    return CaseResult(
-        id=case.id,
-        passed=False,
-        tag=FailureTag.HARNESS_ERROR,
-        detail=make_detail(reason=reason, expected=case.gold, error=error),
-        line=case.line,
-        response=case.response,
-    )
+    return failed_result(case, FailureTag.HARNESS_ERROR, reason=reason, error=error)
 
 
 def timeout_result(case: MathCase, budget: float, waited: float) -> CaseResult:
     """The grader's own timeout verdict (`WRONG_ANSWER`, reason `timeout`) for a case whose
     worker we killed because it overran its budget: an undecidable comparison is not a pass."""
-    return CaseResult(
-        id=case.id,
-        passed=False,
-        tag=FailureTag.WRONG_ANSWER,
-        detail=make_detail(
-            reason="timeout",
-            expected=case.gold,
-            error=f"grading did not finish within the {budget:g} s budget; worker killed after {waited:.2f} s",
-        ),
-        line=case.line,
-        response=case.response,
+    return failed_result(
+        case,
+        FailureTag.WRONG_ANSWER,
+        reason="timeout",
+        error=f"grading did not finish within the {budget:g} s budget; worker killed after {waited:.2f} s",
         seconds=waited,
     )

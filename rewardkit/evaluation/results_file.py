@@ -88,7 +88,11 @@ class ResultsWriter:
 
     def write(self, result: CaseResult) -> None:
         """Append one case as one full line; flush to the OS when the interval has passed."""
-        self._handle.write(result.to_line(include_response=self.include_response))
+        self.write_text(result.to_line(include_response=self.include_response))
+
+    def write_text(self, text: str) -> None:
+        """Append whole result lines (a chunk's, already serialised) with one write."""
+        self._handle.write(text)
         now = time.monotonic()
         if now - self._last_flush >= self.flush_interval:
             self._handle.flush()

@@ -8,15 +8,32 @@ results in input order with their summary and report.
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
+import json
+import os
+import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rewardkit._version import __version__
+from rewardkit.evaluation.batches import (
+    FileSpan,
+    LineSettings,
+    RawBlock,
+    ResultBatch,
+    batch_of,
+    grade_blocks_in_process,
+    malformed_line_case,
+    read_blocks,
+    read_spans,
+)
 from rewardkit.evaluation.cases import (
     DecidedCase,
     EvalInputError,
@@ -26,15 +43,15 @@ from rewardkit.evaluation.cases import (
     read_cases,
 )
 from rewardkit.evaluation.generation import ChatClient, ChatEndpoint, generate_cases
-from rewardkit.evaluation.grading import GradeOptions, Grader
+from rewardkit.evaluation.grading import GradeOptions, Grader, decided_to_result
 from rewardkit.evaluation.html_report import render_html, write_html_report
 from rewardkit.evaluation.report import Timings, build_report, write_json_report
 from rewardkit.evaluation.results_file import ResultsWriter, load_results
-from rewardkit.evaluation.scoring import CaseResult, Summary, summarize
+from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
 from rewardkit.evaluation.workers import (
-    Executor,
     InProcessExecutor,
     ProcessExecutor,
+    chunk_cases,
     default_workers,
 )
 
@@ -50,12 +67,18 @@ class EvalConfigError(ValueError):
 
 @dataclass(frozen=True)
 class EvalRun:
-    """What a run produced: every result (resumed ones included) in input order, and its summary."""
+    """What a run produced: its summary and report, and every result (resumed ones included)
+    in input order, built when first asked for (a run's main process keeps only counts)."""
 
-    results: list[CaseResult]
     summary: Summary
     report: dict[str, Any]
     timings: Timings
+    load_results: Callable[[], list[CaseResult]] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def results(self) -> list[CaseResult]:
+        """Every result in input order."""
+        return self.load_results()
 
     @property
     def score(self) -> float | None:
@@ -71,7 +94,6 @@ def sample_path() -> Path:
 def _records_to_cases(
     records: Iterable[Mapping[str, Any] | MathCase], fields: FieldNames, need_response: bool
 ) -> Iterator[MathCase | DecidedCase]:
-    import json
 
     seen: set[str] = set()
     for number, record in enumerate(records, start=1):
@@ -164,53 +186,81 @@ def run_math_eval(
     need_response = generation is None
     if data is None:
         data = sample_path()
-    if isinstance(data, (str, Path)):
-        input_name: str = str(data)
-        source: Iterable[MathCase | DecidedCase] = read_cases(
-            data, fields=fields, skip_bad=skip_bad, limit=limit, need_response=need_response
-        )
-        total = _count_lines(Path(data), limit)
-    else:
-        input_name = "<records>"
-        records = list(data)[:limit] if limit is not None else list(data)
-        source = _records_to_cases(records, fields, need_response)
-        total = len(records)
-    if data == sample_path():
-        input_name = f"<sample {SAMPLE_NAME}>"
-
+    n_workers = default_workers() if workers is None else workers
     previous = load_results(output) if resume and output is not None else []
     done_ids = {result.id for result in previous}
-    resumed_responses: dict[str, str] = {}
-    if done_ids:
-        source = _skip_done(source, done_ids, resumed_responses)
-        total = None if total is None else max(0, total - len(done_ids))
     # Responses read from an input file stay out of the results file (they are most of its
     # size and of the cost of writing it); generated ones exist nowhere else, so they go in.
     include_response = generation is not None
-    if generation is not None:
-        source = generate_cases(source, ChatClient(generation), concurrency=concurrency)
-
-    n_workers = default_workers() if workers is None else workers
-    grading: Executor
-    if executor == "ray":
-        from rewardkit.evaluation.ray_executor import RayExecutor
-
-        grading = RayExecutor(
-            options, address=ray_address, grader=grader, chunk_size=chunk_size or 16
-        )
-        workers_text = f"ray executor{f' at {ray_address}' if ray_address else ''}"
-    elif n_workers == 0:
-        grading = InProcessExecutor(options, grader=grader)
-        workers_text = "in-process"
-    else:
-        size = chunk_size or _chunk_size(total, n_workers, generating=generation is not None)
-        grading = ProcessExecutor(
-            options,
-            workers=n_workers,
+    keep_responses = html is not None or on_result is not None
+    raw_lines = isinstance(data, (str, Path)) and generation is None and executor == "local"
+    total: int | None
+    resumed_responses: dict[str, str] = {}
+    input_handle = None
+    if raw_lines:
+        input_name = input_name_path = str(data)
+        input_handle = _open_input(Path(data))  # type: ignore[arg-type]
+        total = _count_lines(Path(data), limit) if progress else None  # type: ignore[arg-type]
+        settings = LineSettings(
+            path=input_name,
+            fields=fields,
+            options=options,
+            skip_bad=skip_bad,
+            keep_responses=keep_responses,
+            sandbox=n_workers == 0,
             grader=grader,
-            chunk_size=size,
+        )
+        blocks = _input_blocks(input_handle, Path(data), max(1, n_workers), chunk_size, limit)  # type: ignore[arg-type]
+        batches_source: Iterable[ResultBatch]
+        if n_workers == 0:
+            batches_source = grade_blocks_in_process(blocks, settings, done_ids)
+        else:
+            batches_source = ProcessExecutor(
+                options,
+                workers=n_workers,
+                grader=grader,
+                include_response=False,
+                line_settings=settings,
+                done_ids=frozenset(done_ids),
+            ).batches(blocks)
+    else:
+        source: Iterable[MathCase | DecidedCase]
+        if isinstance(data, (str, Path)):
+            input_name = str(data)
+            source = read_cases(
+                data, fields=fields, skip_bad=skip_bad, limit=limit, need_response=need_response
+            )
+            total = _count_lines(Path(data), limit)
+        else:
+            input_name = "<records>"
+            records = list(data)[:limit] if limit is not None else list(data)
+            source = _records_to_cases(records, fields, need_response)
+            total = len(records)
+        if done_ids:
+            source = _skip_done(source, done_ids, resumed_responses)
+        if generation is not None:
+            source = generate_cases(source, ChatClient(generation), concurrency=concurrency)
+        batches_source = _grade_parsed(
+            source,
+            options,
+            executor=executor,
+            workers=n_workers,
+            ray_address=ray_address,
+            grader=grader,
+            chunk_size=chunk_size,
+            total=total,
+            generating=generation is not None,
             include_response=include_response,
         )
+    if total is not None and done_ids:
+        total = max(0, total - len(done_ids))
+    if isinstance(data, Path | str) and Path(data) == sample_path():
+        input_name = f"<sample {SAMPLE_NAME}>"
+    if executor == "ray":
+        workers_text = f"ray executor{f' at {ray_address}' if ray_address else ''}"
+    elif n_workers == 0:
+        workers_text = "in-process"
+    else:
         workers_text = f"{n_workers} worker process{'es' if n_workers > 1 else ''}"
 
     config: dict[str, Any] = {
@@ -235,50 +285,82 @@ def run_math_eval(
     }
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
-    new_results: list[CaseResult] = []
     writer = (
         ResultsWriter(output, append=resume, include_response=include_response)
         if output is not None
         else None
     )
+    ledger = _IdLedger(
+        path=input_name if raw_lines else None,
+        skip_bad=skip_bad,
+        done_ids=done_ids,
+        include_response=include_response,
+    )
+    new_batches: list[ResultBatch] = []
     with contextlib.ExitStack() as stack:
+        if input_handle is not None:
+            stack.callback(input_handle.close)
         if writer is not None:
             stack.callback(writer.close)
         advance = stack.enter_context(_progress_bar(total, enabled=progress))
-        for result in grading.results(source):
-            if writer is not None:
-                writer.write(result)
-            new_results.append(result)
-            advance(result)
+        for batch in batches_source:
+            if raw_lines:
+                ledger.check(batch, new_batches)
+                for case_id, _line, response in batch.skipped:
+                    if response is not None:
+                        resumed_responses[case_id] = response
+            if writer is not None and batch.texts:
+                writer.write_text("".join(batch.texts))
+            new_batches.append(batch)
+            advance(len(batch), batch.failed)
             if on_result is not None:
-                on_result(result)
+                for result in batch.materialise():
+                    on_result(result)
     wall = time.perf_counter() - started
 
+    if ledger.superseded:
+        previous = ledger.drop_superseded(previous, new_batches)
+        if output is not None:
+            _rewrite_results(output, previous, new_batches, include_response)
     previous = [
         replace(result, response=resumed_responses[result.id])
         if result.response is None and result.id in resumed_responses
         else result
         for result in previous
     ]
-    all_results = sorted([*previous, *new_results], key=_input_order)
-    summary = summarize(all_results)
+    counts: Counter[tuple[str, str]] = Counter(
+        (result.outcome, result.reason) for result in previous
+    )
+    for batch in new_batches:
+        counts.update(batch.counts)
+    summary = summarize_counts(counts)
+    new_count = sum(len(batch) for batch in new_batches)
     timings = Timings(
         wall_seconds=wall,
-        grading_seconds=sum(result.seconds for result in new_results),
-        new_cases=len(new_results),
+        grading_seconds=sum(batch.grading_seconds for batch in new_batches),
+        new_cases=new_count,
         resumed_cases=len(previous),
         started_at=started_at,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+
+    def all_results() -> list[CaseResult]:
+        new = itertools.chain.from_iterable(batch.materialise() for batch in new_batches)
+        results = sorted([*previous, *new], key=_input_order)
+        if raw_lines and not keep_responses:
+            results = _with_responses(results, Path(input_name_path), fields)
+        return results
+
     document = build_report(summary, config=config, timings=timings)
     document["timings"]["executor"] = workers_text
     if report is not None:
         write_json_report(document, report)
+    run = EvalRun(summary=summary, report=document, timings=timings, load_results=all_results)
     if html is not None:
         title = f"rewardkit eval math: {input_name}"
         write_html_report(
             render_html(
-                all_results,
+                run.results,
                 summary,
                 title=title,
                 config={**config, "fields": None},
@@ -286,7 +368,182 @@ def run_math_eval(
             ),
             html,
         )
-    return EvalRun(results=all_results, summary=summary, report=document, timings=timings)
+    return run
+
+
+def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -> list[CaseResult]:
+    """Attach responses, read back from the input file by line number, to results graded from
+    raw lines (workers do not send them back unless the run needs them)."""
+    wanted = {r.line for r in results if r.response is None and r.line is not None}
+    responses: dict[int, str] = {}
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if number in wanted:
+                    try:
+                        record = json.loads(raw)
+                    except ValueError:
+                        continue
+                    response = record.get(fields.response) if isinstance(record, dict) else None
+                    if isinstance(response, str):
+                        responses[number] = response
+    except OSError:
+        return results
+    return [
+        replace(r, response=responses[r.line]) if r.response is None and r.line in responses else r
+        for r in results
+    ]
+
+
+def _open_input(path: Path) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise EvalInputError(f"cannot read input: {exc.strerror or exc}", path=str(path)) from None
+
+
+def _grade_parsed(
+    source: Iterable[MathCase | DecidedCase],
+    options: GradeOptions,
+    *,
+    executor: str,
+    workers: int,
+    ray_address: str | None,
+    grader: Grader | None,
+    chunk_size: int | None,
+    total: int | None,
+    generating: bool,
+    include_response: bool,
+) -> Iterator[ResultBatch]:
+    """Grade already-parsed cases (records, generated responses, Ray, in-process) as batches."""
+    if executor == "local" and workers >= 1:
+        size = chunk_size or _chunk_size(total, workers, generating=generating)
+        pool = ProcessExecutor(
+            options, workers=workers, grader=grader, include_response=include_response
+        )
+        yield from pool.batches(chunk_cases(source, size))
+        return
+    results: Iterable[CaseResult]
+    if executor == "ray":
+        from rewardkit.evaluation.ray_executor import RayExecutor
+
+        results = RayExecutor(
+            options, address=ray_address, grader=grader, chunk_size=chunk_size or 16
+        ).results(source)
+    else:
+        results = InProcessExecutor(options, grader=grader).results(source)
+    for result in results:
+        yield batch_of([result], include_response=include_response)
+
+
+class _IdLedger:
+    """Duplicate-id check of a run whose lines were parsed in workers, from the ids they return.
+
+    A duplicate is the later of two lines with one id. It stops the run (`EvalInputError`
+    naming it), or with `--skip-bad` becomes a `HARNESS_ERROR` case `line:N`. Chunks finish out
+    of order, so the later line may have been emitted first: its result is then superseded,
+    and dropped from the results (file included) at the end of the run.
+    """
+
+    def __init__(
+        self, *, path: str | None, skip_bad: bool, done_ids: set[str], include_response: bool
+    ) -> None:
+        self.path = path
+        self.skip_bad = skip_bad
+        self.done_ids = done_ids
+        self.include_response = include_response
+        self.first_line: dict[str, int | None] = {}
+        self.superseded: set[tuple[str, int | None]] = set()
+
+    def check(self, batch: ResultBatch, emitted: list[ResultBatch]) -> None:
+        """Record the batch's ids; fix or reject duplicates (the rare, slow path)."""
+        ids = batch.ids
+        incoming = dict(zip(ids, batch.lines))
+        for case_id, line, _response in batch.skipped:
+            incoming[case_id] = line
+        if len(incoming) == len(ids) + len(batch.skipped) and self.first_line.keys().isdisjoint(
+            incoming
+        ):
+            self.first_line.update(incoming)
+            return
+        replaced: list[int] = []
+        additions: list[CaseResult] = []
+        pairs = [(i, case_id, line) for i, (case_id, line) in enumerate(zip(ids, batch.lines))]
+        pairs += [(None, case_id, line) for case_id, line, _ in batch.skipped]
+        pairs.sort(key=lambda pair: pair[2] or 0)
+        for position, case_id, line in pairs:
+            if case_id not in self.first_line:
+                self.first_line[case_id] = line
+                continue
+            other = self.first_line[case_id]
+            first, duplicate = sorted((line or 0, other or 0))
+            reason = f"duplicate id {case_id!r} (first on line {first})"
+            if not self.skip_bad:
+                raise EvalInputError(reason, path=self.path or "<input>", line=duplicate)
+            if duplicate == line:  # this line is the duplicate: replace its result
+                if position is not None:
+                    replaced.append(position)
+            else:  # the line emitted earlier is the duplicate: supersede it
+                self.superseded.add((case_id, other))
+                self.first_line[case_id] = line
+            stand_in = malformed_line_case(self.path or "<input>", duplicate, reason)
+            if stand_in.id not in self.done_ids:
+                additions.append(decided_to_result(stand_in))
+            self.first_line[stand_in.id] = duplicate
+        batch.drop(replaced)
+        for result in additions:
+            batch.append(result, include_response=self.include_response)
+
+    def drop_superseded(
+        self, previous: list[CaseResult], batches: list[ResultBatch]
+    ) -> list[CaseResult]:
+        """Remove superseded results from the resumed ones and from the batches."""
+        for batch in batches:
+            batch.drop(
+                i for i, key in enumerate(zip(batch.ids, batch.lines)) if key in self.superseded
+            )
+        return [r for r in previous if (r.id, r.line) not in self.superseded]
+
+
+def _rewrite_results(
+    output: str | Path,
+    previous: list[CaseResult],
+    batches: list[ResultBatch],
+    include_response: bool,
+) -> None:
+    """Rewrite the results file without superseded results (after a late-found duplicate id)."""
+    path = Path(output)
+    staging = path.with_name(path.name + ".tmp")
+    with open(staging, "w", encoding="utf-8") as handle:
+        for result in previous:
+            handle.write(result.to_line(include_response=include_response))
+        for batch in batches:
+            handle.write("".join(batch.texts))
+    staging.replace(path)
+
+
+def _input_blocks(
+    handle: IO[bytes], path: Path, workers: int, lines_per_block: int | None, limit: int | None
+) -> Iterator[RawBlock | FileSpan]:
+    """The input as worker tasks: positions in a regular file (workers read the bytes), or
+    the bytes themselves for a pipe or when lines must be counted (`--limit`, `chunk_size`)."""
+    block_bytes = _block_bytes(path, workers)
+    regular = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    if regular and lines_per_block is None and limit is None:
+        return read_spans(handle, block_bytes=block_bytes)
+    return read_blocks(
+        handle, block_bytes=block_bytes, lines_per_block=lines_per_block, limit=limit
+    )
+
+
+def _block_bytes(path: Path, workers: int) -> int:
+    """Bytes of input per worker task: about eight tasks per worker (balance at the end of a
+    run), between 16 KiB and 256 KiB (a task costs the main process ~0.1 ms)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return max(16 << 10, min(256 << 10, size // (workers * 8)))
 
 
 def _chunk_size(total: int | None, workers: int, *, generating: bool) -> int:
@@ -317,10 +574,11 @@ def _input_order(result: CaseResult) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def _progress_bar(total: int | None, *, enabled: bool) -> Iterator[Callable[[CaseResult], None]]:
-    """A rich progress bar on stderr (only when asked: the CLI asks when stderr is a terminal)."""
+def _progress_bar(total: int | None, *, enabled: bool) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (only when asked: the CLI asks when stderr is a terminal);
+    the callback takes how many more cases are done and how many of them failed."""
     if not enabled:
-        yield lambda _result: None
+        yield lambda _done, _failed: None
         return
     from rich.console import Console
     from rich.progress import (
@@ -344,9 +602,9 @@ def _progress_bar(total: int | None, *, enabled: bool) -> Iterator[Callable[[Cas
         task = bar.add_task("grading", total=total, failed=0)
         failed = 0
 
-        def advance(result: CaseResult) -> None:
+        def advance(done: int, newly_failed: int) -> None:
             nonlocal failed
-            failed += 0 if result.passed else 1
-            bar.update(task, advance=1, failed=failed)
+            failed += newly_failed
+            bar.update(task, advance=done, failed=failed)
 
         yield advance

@@ -20,7 +20,7 @@ EXCLUDED_TAGS = frozenset({FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR})
 PASS = "PASS"
 """The outcome name of a passing case in counts and reports (passing cases carry no tag)."""
 
-_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)
+LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)
 """Reused: `json.dumps` with any non-default option builds a new encoder on every call."""
 
 DETAIL_KEYS = ("parsed_answer", "expected", "reason", "error")
@@ -79,8 +79,7 @@ class CaseResult:
         """The results-file line (JSON plus newline)."""
         return (
             self.serialized
-            or json.dumps(self.to_json(include_response=include_response), ensure_ascii=False)
-            + "\n"
+            or LINE_ENCODER.encode(self.to_json(include_response=include_response)) + "\n"
         )
 
     @classmethod
@@ -147,15 +146,25 @@ class Summary:
 
 def summarize(results: Iterable[CaseResult]) -> Summary:
     """Count outcomes and reasons; every tag appears in `failure_counts`, zero or not."""
+    return summarize_outcomes((result.outcome, result.reason) for result in results)
+
+
+def summarize_outcomes(keys: Iterable[tuple[str, str]]) -> Summary:
+    """`summarize` from `(outcome, reason)` pairs alone."""
+    return summarize_counts(Counter(keys))
+
+
+def summarize_counts(pairs: Mapping[tuple[str, str], int]) -> Summary:
+    """`summarize` from how many results have each `(outcome, reason)`: what a run keeps."""
     outcomes: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     by_outcome: dict[str, Counter[str]] = {}
     n = 0
-    for result in results:
-        n += 1
-        outcomes[result.outcome] += 1
-        reasons[result.reason] += 1
-        by_outcome.setdefault(result.outcome, Counter())[result.reason] += 1
+    for (outcome, reason), count in pairs.items():
+        n += count
+        outcomes[outcome] += count
+        reasons[reason] += count
+        by_outcome.setdefault(outcome, Counter())[reason] += count
     order = [PASS, *(tag.value for tag in FailureTag)]
     return Summary(
         n=n,

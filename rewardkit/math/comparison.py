@@ -52,6 +52,18 @@ class Outcome:
     correct: bool
     reason: str
     error: str | None = None
+    #: Why ``strict`` refused what ``lenient`` accepts (``STRICT_RULES``), for the verdict's detail.
+    strict_rule: str | None = None
+
+
+#: The strict-only rejections, reported as ``detail["strict_rule"]`` next to the rule's ``reason``.
+STRICT_RULES: dict[str, str] = {
+    "not_reduced": "a fraction must be in lowest terms",
+    "not_an_integer": "an integer gold needs an answer written as an integer",
+    "decimal_for_irrational": "a decimal is never equal to an irrational gold (no tolerance)",
+    "brackets": "a tuple, interval or set must be written with the gold's brackets",
+    "tuple_for_vector": "a matrix or vector gold needs a matrix answer",
+}
 
 
 class NeedsSymbolic(Exception):
@@ -112,9 +124,9 @@ def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome
         if answer.value != gold.value:
             return Outcome(False, "rational")
         if gold.form is NumberForm.INTEGER and answer.form is not NumberForm.INTEGER:
-            return Outcome(False, "rational")
+            return Outcome(False, "rational", strict_rule="not_an_integer")
         if answer.form in (NumberForm.FRACTION, NumberForm.MIXED) and not answer.reduced:
-            return Outcome(False, "rational")
+            return Outcome(False, "rational", strict_rule="not_reduced")
         return Outcome(True, "rational")
     if answer.value == gold.value:
         return Outcome(True, "rational")
@@ -138,7 +150,7 @@ def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: Sy
     if isinstance(answer, Number) and isinstance(gold, Number):
         return compare_numbers(answer, gold, settings)
     if settings.strict and isinstance(gold, Number) and gold.form is NumberForm.INTEGER:
-        return Outcome(False, "rational")  # PRM800K: an integer gold needs an integer answer
+        return Outcome(False, "rational", strict_rule="not_an_integer")  # PRM800K
     answer_leaf, gold_leaf = _leaf_latex(answer), _leaf_latex(gold)
     if answer_leaf is None or gold_leaf is None:
         return Outcome(False, _structure_reason(answer))
@@ -192,7 +204,7 @@ def compare_sets(answer: Value, gold: Sequence, settings: Settings, backend: Sym
     if isinstance(answer, Sequence) and (answer.is_unordered or not settings.strict):
         items = answer.items
     elif isinstance(answer, Sequence):
-        return Outcome(False, "set")
+        return Outcome(False, "set", strict_rule="brackets")
     else:
         items = (answer,)
     return Outcome(_match_unordered(items, gold.items, settings, backend), "set")
@@ -207,7 +219,8 @@ def compare_ordered(answer: Value, gold: Sequence, settings: Settings, backend: 
             not settings.strict and answer.opener == "" and (gold.opener, gold.closer) == ("(", ")")
         )
         if not (same_brackets or bare_for_tuple):
-            return Outcome(False, reason)
+            strict_only = settings.strict and answer.opener == "" and (gold.opener, gold.closer) == ("(", ")")
+            return Outcome(False, reason, strict_rule="brackets" if strict_only else None)
         return Outcome(_match_ordered(answer.items, gold.items, settings, backend), reason)
     if isinstance(answer, Matrix) and not settings.strict and not gold.is_interval:
         cells = _vector_cells(answer)
@@ -241,6 +254,8 @@ def compare_matrices(answer: Value, gold: Matrix, settings: Settings, backend: S
     cells = _vector_cells(gold)
     if isinstance(answer, Sequence) and answer.opener in ("(", "[") and cells and not settings.strict:
         return Outcome(_match_ordered(answer.items, cells, settings, backend), "matrix")
+    if isinstance(answer, Sequence) and answer.opener in ("(", "[") and cells and settings.strict:
+        return Outcome(False, "matrix", strict_rule="tuple_for_vector")
     return Outcome(False, "matrix")
 
 

@@ -20,7 +20,7 @@ from rewardkit.math.extraction import extract_answer, unwrap_gold
 from rewardkit.math.hedging import is_hedged
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Value, parse_value
-from rewardkit.math.sandbox import default_sandbox
+from rewardkit.math.sandbox import default_sandbox, symbolic_task
 from rewardkit.math.verdict import MathVerdict
 
 _EXTRACT_MODES = ("boxed", "auto")
@@ -83,6 +83,8 @@ def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str)
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
     if outcome.error:
         detail["error"] = outcome.error
+    if outcome.strict_rule is not None:
+        detail["strict_rule"] = outcome.strict_rule
     tag = None if outcome.correct else FailureTag.WRONG_ANSWER
     return MathVerdict(outcome.correct, tag, answer, gold.raw, outcome.reason, detail)
 
@@ -120,30 +122,41 @@ _SYMBOLIC_CACHE: OrderedDict[tuple[str, str, str, float], Outcome] = OrderedDict
 _SYMBOLIC_CACHE_LOCK = threading.Lock()  # grade is called from many threads (reward workers)
 _SYMBOLIC_CACHE_SIZE = 16_384
 _UNCACHED_REASONS = ("timeout", "crash")
+# Golds the symbolic parser refused, by normalized gold: bad for every answer, so the other
+# responses of the group get the verdict without a worker round-trip.
+_BAD_GOLDS: OrderedDict[str, Outcome] = OrderedDict()
+
+
+def _remember(key: tuple[str, str, str, float], outcome: Outcome) -> None:
+    if outcome.reason in _UNCACHED_REASONS:
+        return
+    with _SYMBOLIC_CACHE_LOCK:
+        _SYMBOLIC_CACHE[key] = outcome
+        if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
+            _SYMBOLIC_CACHE.popitem(last=False)
+        if outcome.reason == "bad_gold":
+            _BAD_GOLDS[key[1]] = outcome
+            if len(_BAD_GOLDS) > _SYMBOLIC_CACHE_SIZE:
+                _BAD_GOLDS.popitem(last=False)
 
 
 def _symbolic(answer: str, gold: str, settings: Settings, deadline: float, sandbox: bool) -> Outcome:
     key = (answer, gold, settings.policy, settings.tolerance)
     with _SYMBOLIC_CACHE_LOCK:
-        cached = _SYMBOLIC_CACHE.get(key)
+        cached = _SYMBOLIC_CACHE.get(key) or _BAD_GOLDS.get(gold)
     if cached is not None:
         return cached
     if sandbox:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return Outcome(False, "timeout")
-        from rewardkit.math.symbolic import symbolic_compare
-
-        outcome = default_sandbox().run(symbolic_compare, key, remaining)
+        # symbolic_task imports sympy in the worker: this thread never waits for that import.
+        outcome = default_sandbox().run(symbolic_task, key, remaining)
     else:
         from rewardkit.math.symbolic import symbolic_compare
 
         outcome = symbolic_compare(*key)
-    if outcome.reason not in _UNCACHED_REASONS:
-        with _SYMBOLIC_CACHE_LOCK:
-            _SYMBOLIC_CACHE[key] = outcome
-            if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
-                _SYMBOLIC_CACHE.popitem(last=False)
+    _remember(key, outcome)
     return outcome
 
 
@@ -164,6 +177,10 @@ def compare_answers(
     """Grade an already extracted ``answer`` against ``gold`` (golden pairs use this); never raises for text."""
     _check_options(policy, timeout, tolerance=tolerance)
     deadline = time.monotonic() + timeout
+    if sandbox:
+        # The first use starts the symbolic workers in a background thread (a no-op afterwards):
+        # the fast path never waits for them, a symbolic comparison waits at most its budget.
+        default_sandbox().start_in_background()
     answer_text, gold_text = _as_text(answer), _as_text(gold)
     if gold_text is None:
         return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), answer_text, gold)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import cmath
 import random
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -207,7 +208,7 @@ class SympyBackend:
         if answer_inexact or gold_inexact:
             # A decimal meets an irrational value: tolerance (lenient) or never (strict, as PRM800K).
             if settings.strict:
-                return Outcome(False, "numeric")
+                return Outcome(False, "numeric", strict_rule="decimal_for_irrational")
             return Outcome(_close(answer_value, gold_value, settings.tolerance), "numeric")
         return Outcome(_close(answer_value, gold_value, 1e-20), "symbolic")
 
@@ -302,12 +303,21 @@ _WARM_UP_COMPARISONS = (
 )
 
 
+_WARM_LOCK = threading.Lock()
+_warmed = False
+
+
 def warm_symbolic() -> None:
-    """Parse the warm-up corpus and run a few comparisons once: sympy and the ANTLR parser load
-    parts of themselves on first use (tens of milliseconds each), which the sandbox pays before
-    forking its workers rather than inside a graded call's budget."""
-    for latex in _WARM_UP_CORPUS:
-        _parse_cached(latex)
-    for answer, gold in _WARM_UP_COMPARISONS:
-        symbolic_compare(answer, gold, "lenient", 1e-6)
-        symbolic_compare(answer, gold, "strict", 1e-6)
+    """Parse the warm-up corpus and run a few comparisons once per process: sympy and the ANTLR
+    parser load parts of themselves on first use (tens of milliseconds each), which the sandbox
+    pays in the parent, so that workers forked afterwards start warm. Later calls return at once."""
+    global _warmed
+    with _WARM_LOCK:
+        if _warmed:
+            return
+        for latex in _WARM_UP_CORPUS:
+            _parse_cached(latex)
+        for answer, gold in _WARM_UP_COMPARISONS:
+            symbolic_compare(answer, gold, "lenient", 1e-6)
+            symbolic_compare(answer, gold, "strict", 1e-6)
+        _warmed = True

@@ -17,6 +17,10 @@ KILL_ONCE = "KILL-WORKER-ONCE:"
 """`KILL-WORKER-ONCE:<path>`: the worker SIGKILLs itself unless <path> exists (it creates it first)."""
 HANG = "HANG-WORKER"
 """The worker spins forever on this response, as a runaway symbolic computation would."""
+RAISE = "RAISE-IN-GRADER"
+"""The grader raises on this response (a bug on our side: the case must be a HARNESS_ERROR)."""
+SLOW = "SLOW-GRADE"
+"""Grading this response takes 0.5 s (to make an earlier chunk finish after a later one)."""
 
 
 def grade_or_crash(response: str, gold: str, **options: Any) -> Any:
@@ -31,4 +35,8 @@ def grade_or_crash(response: str, gold: str, **options: Any) -> Any:
     elif HANG in response:
         while True:
             time.sleep(0.01)
+    elif SLOW in response:
+        time.sleep(0.5)
+    elif RAISE in response:
+        raise ZeroDivisionError("grader bug")
     return grade(response, gold, **options)

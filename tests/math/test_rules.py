@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.math import compare_answers
-from rewardkit.math.comparison import RULE_EXAMPLES
+from rewardkit.math.comparison import RULE_EXAMPLES, STRICT_RULES
 from rewardkit.math.guards import symbolic_guard
 from rewardkit.math.normalization import STEPS
 from rewardkit.math.verdict import REASONS
@@ -63,3 +63,33 @@ def test_guard_refuses(latex: str, refused: str) -> None:
 @pytest.mark.parametrize("latex", ["e^{-x^2}", "2^{10}", "\\frac{1}{2^{98}}", "5!", "(x+1)^2", "x^{y^{z}}"])
 def test_guard_allows_ordinary_expressions(latex: str) -> None:
     assert symbolic_guard(latex) is None
+
+
+STRICT_ONLY_REJECTIONS = (
+    # (answer, gold, reason, strict_rule): lenient accepts each of these, strict says why it does not.
+    ("\\frac{2}{4}", "\\frac12", "rational", "not_reduced"),
+    ("2\\frac{2}{4}", "\\frac52", "rational", "not_reduced"),
+    ("2^{10}", "1024", "rational", "not_an_integer"),
+    ("\\sqrt9", "3", "rational", "not_an_integer"),
+    ("6.283185", "2\\pi", "numeric", "decimal_for_irrational"),
+    ("1, 2", "(1,2)", "tuple", "brackets"),
+    ("(1,2)", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "matrix", "tuple_for_vector"),
+)
+
+
+@pytest.mark.parametrize(("answer", "gold", "reason", "strict_rule"), STRICT_ONLY_REJECTIONS)
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "in-process"])
+def test_strict_only_rejections_say_which_strict_rule(
+    answer: str, gold: str, reason: str, strict_rule: str, sandbox: bool
+) -> None:
+    assert compare_answers(answer, gold, policy="lenient", sandbox=sandbox).correct
+    verdict = compare_answers(answer, gold, policy="strict", sandbox=sandbox)
+    assert (verdict.correct, verdict.reason, verdict.detail.get("strict_rule")) == (False, reason, strict_rule)
+    assert strict_rule in STRICT_RULES
+
+
+def test_plain_wrong_answers_carry_no_strict_rule() -> None:
+    for policy in ("strict", "lenient"):
+        verdict = compare_answers("\\frac{2}{4}", "\\frac13", policy=policy)
+        assert (verdict.correct, verdict.reason) == (False, "rational")
+        assert "strict_rule" not in verdict.detail

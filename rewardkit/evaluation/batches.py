@@ -1,0 +1,488 @@
+"""Chunks of results as the main process handles them, and the worker side that produces them
+from raw input lines.
+
+The main process of a run with worker processes must do almost nothing per case, or it becomes
+the bottleneck (a cached grade takes ~12 us). So it reads raw lines (bytes) and ships them in
+chunks with their line numbers; workers parse and validate each line, grade it and serialise
+its results-file line; the main process gets back a `ResultBatch` of parallel lists (ids, line
+numbers, results-file lines) and the count of each (outcome, reason), appends the lines with
+one write and adds up the counts. `CaseResult` objects are built only when someone asks for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from typing import IO, Any
+
+from rewardkit.evaluation.cases import (
+    DecidedCase,
+    EvalInputError,
+    FieldNames,
+    MathCase,
+    parse_case_line,
+)
+from rewardkit.evaluation.grading import (
+    GradeOptions,
+    Grader,
+    decided_to_result,
+    default_grader,
+    grade_case,
+    grader_error_result,
+    verdict_to_result,
+)
+from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
+from rewardkit.failures import FailureTag
+
+FRAGMENT_CACHE_SIZE = 1 << 16
+"""Serialised verdicts kept per worker (a few MB at most); the cache is emptied when full."""
+
+RawBlock = tuple[int, bytes]
+"""Whole input lines as read by the main process: the 1-based number of the first, and the bytes."""
+
+FileSpan = tuple[int, int, int]
+"""Whole lines of the input file by position: number of the first line, byte offset, length.
+Workers read the bytes themselves, so they never pass through the main process."""
+
+OutcomeKey = tuple[str, str]
+"""`(outcome, reason)` of one result: all the summary needs."""
+
+
+@dataclass
+class ResultBatch:
+    """The results of one chunk, as parallel per-case lists, plus what the chunk skipped.
+
+    `texts` are the results-file lines (JSON plus newline). `responses` is filled only when
+    the run needs responses in the main process (HTML report, `on_result`). `skipped` lists the
+    cases already done in a resumed run as `(id, line, response)`: they still take part in the
+    duplicate-id check. `error` is `(line, reason)` of a malformed line when the run stops at
+    one; the chunk's lines after it were not graded.
+    """
+
+    ids: list[str] = field(default_factory=list)
+    lines: list[int | None] = field(default_factory=list)
+    counts: Counter[OutcomeKey] = field(default_factory=Counter)
+    texts: list[str] = field(default_factory=list)
+    responses: list[str | None] | None = None
+    skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
+    error: tuple[int, str] | None = None
+    grading_seconds: float = 0.0
+    results: list[CaseResult] | None = None
+    """The result objects, when they exist already (built in the main process)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def failed(self) -> int:
+        """How many results of the batch did not pass (for the progress bar)."""
+        return sum(count for (outcome, _reason), count in self.counts.items() if outcome != PASS)
+
+    def append(self, result: CaseResult, *, include_response: bool) -> None:
+        """Add a result built in the main process (crash, timeout, duplicate id, other executors)."""
+        if self.results is None:
+            self.results = self.materialise()
+        self.results.append(result)
+        self.ids.append(result.id)
+        self.lines.append(result.line)
+        self.counts[result.outcome, result.reason] += 1
+        self.texts.append(result.to_line(include_response=include_response))
+        if self.responses is not None:
+            self.responses.append(result.response)
+        self.grading_seconds += result.seconds
+
+    def materialise(self) -> list[CaseResult]:
+        """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
+        if self.results is not None:
+            return list(self.results)
+        results = []
+        for index, text in enumerate(self.texts):
+            result = CaseResult.from_json(json.loads(text))
+            response = self.responses[index] if self.responses is not None else None
+            results.append(
+                replace(
+                    result,
+                    response=response if response is not None else result.response,
+                    serialized=text,
+                )
+            )
+        return results
+
+    def drop(self, positions: Iterable[int]) -> None:
+        """Remove the results at `positions` (a duplicate id found after it was emitted)."""
+        gone = set(positions)
+        if not gone:
+            return
+        results = self.materialise()
+        keep = [i for i in range(len(self.ids)) if i not in gone]
+        self.results = [results[i] for i in keep]
+        self.ids = [self.ids[i] for i in keep]
+        self.lines = [self.lines[i] for i in keep]
+        for i in gone:
+            self.counts[results[i].outcome, results[i].reason] -= 1
+        self.counts = +self.counts
+        self.texts = [self.texts[i] for i in keep]
+        if self.responses is not None:
+            self.responses = [self.responses[i] for i in keep]
+
+
+def batch_of(results: Iterable[CaseResult], *, include_response: bool) -> ResultBatch:
+    """A batch from result objects (in-process and Ray executors, crashes, timeouts)."""
+    batch = ResultBatch(results=[], responses=[])
+    for result in results:
+        batch.append(result, include_response=include_response)
+    return batch
+
+
+@dataclass(frozen=True)
+class LineSettings:
+    """What a worker needs to turn raw lines into results: where they come from and how to grade."""
+
+    path: str
+    fields: FieldNames
+    options: GradeOptions
+    skip_bad: bool
+    keep_responses: bool
+    sandbox: bool = False
+    grader: Grader | None = None
+
+
+def read_blocks(
+    handle: IO[bytes],
+    *,
+    block_bytes: int,
+    lines_per_block: int | None = None,
+    limit: int | None = None,
+) -> Iterator[RawBlock]:
+    """Yield a binary file as blocks of whole lines, each with the number of its first line.
+
+    This runs in the main process, where every microsecond per case is one every worker waits
+    for, so it does not look at lines: it reads `block_bytes` and cuts after the last newline.
+    Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as `--limit`
+    does) make it go line by line.
+    """
+    if lines_per_block is not None or limit is not None:
+        yield from _read_counted_blocks(handle, lines_per_block or 256, limit)
+        return
+    number = 1
+    carry = b""
+    while True:
+        data = handle.read(block_bytes)
+        if not data:
+            if carry:
+                yield number, carry
+            return
+        if carry:
+            data = carry + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        block, carry = data[:cut], data[cut:]
+        yield number, block
+        number += block.count(b"\n")
+
+
+def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
+    """Like `read_blocks` without a limit, but yield positions in the file rather than bytes:
+    the main process reads each block once to cut it after a newline and count its lines,
+    and never pickles or sends input text (workers read their spans themselves)."""
+    descriptor = handle.fileno()
+    offset = 0
+    number = 1
+    size = block_bytes
+    while True:
+        data = os.pread(descriptor, size, offset)
+        if not data:
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) == size:  # a line longer than the block: read more
+            size *= 2
+            continue
+        cut = cut or len(data)  # the last line, without a newline
+        yield number, offset, cut
+        number += data.count(b"\n", 0, cut)
+        offset += cut
+        size = block_bytes
+
+
+def _read_counted_blocks(
+    handle: IO[bytes], cases_per_block: int, limit: int | None
+) -> Iterator[RawBlock]:
+    first = 1
+    lines: list[bytes] = []
+    cases = 0
+    total = 0
+    for number, raw in enumerate(handle, start=1):
+        if limit is not None and total >= limit:
+            break
+        if not lines:
+            first = number
+        lines.append(raw)
+        if raw.isspace():
+            continue
+        cases += 1
+        total += 1
+        if cases >= cases_per_block:
+            yield first, b"".join(lines)
+            lines, cases = [], 0
+    if cases:
+        yield first, b"".join(lines)
+
+
+def resolve_block(
+    block: RawBlock | FileSpan, path: str, open_files: dict[str, int] | None = None
+) -> RawBlock:
+    """The bytes of a block, reading them from `path` if it is given by position.
+
+    `open_files` keeps descriptors open across calls (a worker reads many spans of one file);
+    without it the file is opened and closed again."""
+    if len(block) == 2:
+        return block  # type: ignore[return-value]
+    first, offset, length = block  # type: ignore[misc]
+    if open_files is None:
+        with open(path, "rb") as handle:
+            return first, os.pread(handle.fileno(), length, offset)
+    descriptor = open_files.get(path)
+    if descriptor is None:
+        descriptor = open_files[path] = os.open(path, os.O_RDONLY)
+    return first, os.pread(descriptor, length, offset)
+
+
+def block_lines(block: RawBlock) -> list[tuple[int, bytes]]:
+    """The non-blank lines of a block with their line numbers."""
+    first, data = block
+    return [
+        (first + offset, raw)
+        for offset, raw in enumerate(data.split(b"\n"))
+        if raw and not raw.isspace()
+    ]
+
+
+def malformed_line_case(path: str, line: int, reason: str) -> DecidedCase:
+    """The `HARNESS_ERROR` case that stands for a malformed line under `--skip-bad`."""
+    return DecidedCase(
+        id=f"line:{line}",
+        tag=FailureTag.HARNESS_ERROR,
+        error=f"malformed input line {path}:{line}: {reason}",
+        line=line,
+    )
+
+
+def grade_blocks_in_process(
+    blocks: Iterable[RawBlock | FileSpan], settings: LineSettings, done_ids: set[str]
+) -> Iterator[ResultBatch]:
+    """Grade raw blocks in this process (`--workers 0`; `settings.sandbox` should be True, so
+    the grader's own process enforces the budget). A malformed line raises `EvalInputError`
+    after the batch of the lines before it."""
+    grader = LineGrader(settings, done_ids)
+    try:
+        for block in blocks:
+            batch = grader.grade_block(block)
+            yield batch
+            if batch.error is not None:
+                line, reason = batch.error
+                raise EvalInputError(reason, path=settings.path, line=line)
+    finally:
+        for descriptor in grader.open_files.values():
+            os.close(descriptor)
+
+
+def _tag_value(tag: Any) -> str:
+    return tag.value if isinstance(tag, FailureTag) else FailureTag(tag).value
+
+
+class LineGrader:
+    """Worker side: parse, validate, grade and serialise raw lines (`grade_lines` per chunk)."""
+
+    def __init__(self, settings: LineSettings, done_ids: frozenset[str] | set[str]) -> None:
+        self.settings = settings
+        self.done_ids = done_ids
+        self.grade = settings.grader or default_grader()
+        fields = settings.fields
+        self.id_field = fields.id
+        self.response_field = fields.response
+        self.gold_fields = fields.gold
+        self.error_field = fields.error
+        self.decode = json.JSONDecoder().decode
+        self.open_files: dict[str, int] = {}
+        self.fragments: dict[tuple[Any, ...], tuple[OutcomeKey, str]] = {}
+        options = settings.options
+        self.kwargs = {
+            "policy": options.policy,
+            "extract": options.extract,
+            "timeout": options.timeout,
+            "sandbox": settings.sandbox,
+        }
+
+    def grade_block(self, block: RawBlock | FileSpan, on_case: Any = None) -> ResultBatch:
+        """Grade the lines of a block; `on_case(offset)` is called before each case with its
+        line's offset in the block (the parent's deadline watch)."""
+        settings = self.settings
+        batch = ResultBatch(responses=[] if settings.keep_responses else None)
+        ids, lines, texts = batch.ids, batch.lines, batch.texts
+        counts = batch.counts
+        responses = batch.responses
+        done_ids = self.done_ids
+        grade = self.grade
+        kwargs = self.kwargs
+        encode_text = encode_basestring
+        perf_counter = time.perf_counter
+        seconds_total = 0.0
+        first, data = resolve_block(block, settings.path, self.open_files)
+        for offset, raw in enumerate(data.split(b"\n")):
+            if not raw or raw.isspace():
+                continue
+            if on_case is not None:
+                on_case(offset)
+            number = first + offset
+            record = self._fast_record(raw)
+            if record is None:  # anything unusual goes through the full, message-giving parser
+                try:
+                    case = parse_case_line(
+                        raw.decode("utf-8"),
+                        path=settings.path,
+                        line=number,
+                        fields=settings.fields,
+                    )
+                except (UnicodeDecodeError, EvalInputError) as exc:
+                    reason = (
+                        f"not UTF-8 text ({exc.reason})"
+                        if isinstance(exc, UnicodeDecodeError)
+                        else exc.reason
+                    )
+                    if not settings.skip_bad:
+                        batch.error = (number, reason)
+                        break
+                    case = malformed_line_case(settings.path, number, reason)
+                if case.id in done_ids:
+                    batch.skipped.append((case.id, number, getattr(case, "response", None)))
+                    continue
+                if isinstance(case, DecidedCase):
+                    result = decided_to_result(case)
+                else:
+                    result = grade_case(
+                        case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                    )
+                ids.append(result.id)
+                lines.append(number)
+                counts[result.outcome, result.reason] += 1
+                texts.append(result.to_line(include_response=False))
+                if responses is not None:
+                    responses.append(result.response)
+                seconds_total += result.seconds
+                continue
+            case_id, response, gold = record
+            if case_id in done_ids:
+                batch.skipped.append((case_id, number, response))
+                continue
+            started = perf_counter()
+            try:
+                verdict = grade(response, gold, **kwargs)
+            except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
+                verdict = exc
+            seconds = perf_counter() - started
+            line_record = (
+                None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
+            )
+            if line_record is None:  # unusual: built by the general, checking functions
+                case = MathCase(id=case_id, response=response, gold=gold, line=number)
+                result = (
+                    grader_error_result(case, verdict, seconds)
+                    if isinstance(verdict, Exception)
+                    else verdict_to_result(case, verdict, seconds=seconds)
+                )
+                ids.append(case_id)
+                lines.append(number)
+                counts[result.outcome, result.reason] += 1
+                texts.append(result.to_line(include_response=False))
+                seconds_total += result.seconds
+            else:
+                ids.append(case_id)
+                lines.append(number)
+                counts[line_record[0]] += 1
+                texts.append(
+                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                    f'"seconds": {round(seconds, 6)!r}}}\n'
+                )
+                seconds_total += seconds
+            if responses is not None:
+                responses.append(response)
+        batch.grading_seconds = seconds_total
+        return batch
+
+    def _fast_record(self, raw: bytes) -> tuple[str, str, str] | None:
+        """`(id, response, gold)` of an ordinary line, or None to take the full parser's path."""
+        try:
+            record = self.decode(raw.decode("utf-8"))
+        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+            return None
+        if type(record) is not dict:
+            return None
+        case_id = record.get(self.id_field)
+        response = record.get(self.response_field)
+        for name in self.gold_fields:
+            if name in record:
+                gold = record[name]
+                break
+        else:
+            return None
+        error = record.get(self.error_field)
+        if (
+            type(case_id) is not str
+            or not case_id
+            or type(response) is not str
+            or type(gold) is not str
+            or not (error is None or error == "")
+        ):
+            return None
+        return case_id, response, gold
+
+    def _verdict_fragment(self, verdict: Any) -> tuple[OutcomeKey, str] | None:
+        """`((outcome, reason), '"passed": ..., "tag": ..., "detail": {...}')` of a well-formed
+        verdict, as `verdict_to_result` and `CaseResult.to_line` would write it; None when the
+        verdict needs that function's checks (an inconsistent tag, an error in its detail).
+
+        Verdicts repeat (the same answer against the same gold), so the serialised middle of the
+        line is cached by the verdict's content: a line then costs one id encoding."""
+        tag = verdict.tag
+        raw_detail = verdict.detail
+        key = (
+            verdict.correct,
+            tag,
+            verdict.parsed_answer,
+            verdict.expected,
+            verdict.reason,
+            tuple(raw_detail.items()) if raw_detail else (),
+        )
+        cached = self.fragments.get(key)
+        if cached is not None:
+            return cached
+        if verdict.correct == (tag is not None):
+            return None
+        if raw_detail and "error" in raw_detail:
+            return None
+        detail: dict[str, str | None] = {
+            "parsed_answer": verdict.parsed_answer,
+            "expected": verdict.expected,
+            "reason": verdict.reason or "unknown",
+            "error": None,
+        }
+        if raw_detail:
+            for name, value in raw_detail.items():
+                detail[name] = None if value is None else str(value)
+        tag_text = None if tag is None else _tag_value(tag)
+        encode = LINE_ENCODER.encode
+        fragment = (
+            f'"passed": {encode(tag_text is None)}, "tag": {encode(tag_text)}, '
+            f'"detail": {encode(detail)}'
+        )
+        if len(self.fragments) >= FRAGMENT_CACHE_SIZE:
+            self.fragments.clear()
+        self.fragments[key] = result = ((tag_text or PASS, detail["reason"] or "unknown"), fragment)
+        return result
