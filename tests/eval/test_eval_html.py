@@ -5,28 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from eval_helpers import cli_command, read_jsonl
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from headless_chromium import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
+    if not CHROMIUM.exists():
         if os.environ.get("CI") == "true":
             pytest.fail("Debian's chromium is required in CI (apt-get install chromium)")
         pytest.skip("chromium is not installed")
@@ -36,7 +25,7 @@ def browser():
         else __import__("playwright.sync_api").sync_api
     )
     with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 

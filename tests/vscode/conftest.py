@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from headless_chromium import CHROMIUM
 from vscode_harness import (
     ARTIFACTS,
-    CHROMIUM,
     EXTENSION_DIR,
     FAKE_PYTHON_EXTENSION,
     INSTALL_SCRIPT,

@@ -20,7 +20,6 @@ EXTENSION_DIR = REPO / "vscode-extension"
 FAKE_PYTHON_EXTENSION = Path(__file__).resolve().parent / "fake-python-extension"
 INSTALL_SCRIPT = EXTENSION_DIR / "scripts" / "install-code-server.sh"
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def in_ci() -> bool:

@@ -18,17 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headless_chromium import CHROMIUM_ARGS
 from playwright.sync_api import Page, sync_playwright
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 USER_SETTINGS = {
     "workbench.startupEditor": "none",
