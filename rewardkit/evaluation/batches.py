@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any
 
+import orjson
+
 from rewardkit.evaluation.cases import (
     DecidedCase,
     EvalInputError,
@@ -309,7 +311,6 @@ class LineGrader:
         self.response_field = fields.response
         self.gold_fields = fields.gold
         self.error_field = fields.error
-        self.decode = json.JSONDecoder().decode
         self.open_files: dict[str, int] = {}
         self.fragments: dict[tuple[Any, ...], tuple[OutcomeKey, str]] = {}
         options = settings.options
@@ -408,7 +409,7 @@ class LineGrader:
                 counts[line_record[0]] += 1
                 texts.append(
                     f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                    f'"seconds": {round(seconds, 6)!r}}}\n'
+                    f'"seconds": {seconds:.6f}}}\n'
                 )
                 seconds_total += seconds
             if responses is not None:
@@ -417,10 +418,14 @@ class LineGrader:
         return batch
 
     def _fast_record(self, raw: bytes) -> tuple[str, str, str] | None:
-        """`(id, response, gold)` of an ordinary line, or None to take the full parser's path."""
+        """`(id, response, gold)` of an ordinary line, or None to take the full parser's path.
+
+        orjson refuses a few lines `json` reads (NaN, lone surrogates, a byte-order mark) and
+        reads big integers as floats; such lines, and ids or golds that are not strings, go to
+        `parse_case_line`, which reads them as `json` does and names what is wrong."""
         try:
-            record = self.decode(raw.decode("utf-8"))
-        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+            record = orjson.loads(raw)
+        except ValueError:  # not JSON, or not UTF-8 (orjson.JSONDecodeError is a ValueError)
             return None
         if type(record) is not dict:
             return None

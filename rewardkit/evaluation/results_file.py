@@ -7,7 +7,6 @@ truncates it away before appending) so `--resume` neither loses nor double-count
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import IO
@@ -99,10 +98,10 @@ class ResultsWriter:
             self._last_flush = now
 
     def close(self) -> None:
-        """Flush to disk and close."""
+        """Flush to the OS and close. No fsync: resuming is for interrupted runs (Ctrl-C, a
+        killed process), whose written lines the OS keeps; a crash of the machine itself may lose
+        the last lines, which `load_results` repairs and a resumed run grades again."""
         if not self._handle.closed:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
             self._handle.close()
 
     def __enter__(self) -> ResultsWriter:

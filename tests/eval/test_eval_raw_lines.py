@@ -78,6 +78,35 @@ def test_a_malformed_line_in_a_worker_stops_the_run_naming_the_earliest(tmp_path
     assert caught.value.line == 13
 
 
+def test_lines_the_fast_parser_refuses_are_read_as_json_reads_them(tmp_path: Path) -> None:
+    """Workers parse lines with orjson, which refuses NaN, a lone surrogate escape and a
+    byte-order mark, and reads a big integer as a float; such lines take `json`'s path and
+    give what grading the records `json.loads` reads from them gives."""
+    rows: list[dict | str] = [
+        '{"id": "nan", "response": "\\\\boxed{1}", "gold": "1", "score": NaN}',
+        '{"id": "surrogate", "response": "\\ud800 so \\\\boxed{2}", "gold": "2"}',
+        '{"id": 123456789012345678901234567890, "response": "\\\\boxed{3}", "gold": "3"}',
+        '{"id": "big-gold", "response": "\\\\boxed{123456789012345678901234567890}", '
+        '"gold": 123456789012345678901234567890}',
+        {"id": "plain", "response": r"\boxed{5}", "gold": "5"},
+    ]
+    path = write_jsonl(tmp_path / "in.jsonl", rows)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    run_math_eval(records, workers=0, output=tmp_path / "records.jsonl")
+    run = run_math_eval(path, workers=2, output=tmp_path / "workers.jsonl")
+    assert _comparable(read_jsonl(tmp_path / "workers.jsonl")) == _comparable(
+        read_jsonl(tmp_path / "records.jsonl")
+    )
+    assert [(r.id, r.outcome) for r in run.results] == [
+        ("nan", "PASS"),
+        ("surrogate", "PASS"),
+        ("123456789012345678901234567890", "PASS"),
+        ("big-gold", "PASS"),
+        ("plain", "PASS"),
+    ]
+    assert run.results[1].response == "\ud800 so \\boxed{2}"
+
+
 def test_a_line_that_is_not_utf8_is_malformed_with_its_line_number(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "in.jsonl", _rows(3))
     with open(path, "ab") as handle:
