@@ -37,6 +37,7 @@ from rewardkit.evaluation.grading import (
     grade_case,
     grader_error_result,
     verdict_to_result,
+    warm_up,
 )
 from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
 from rewardkit.failures import FailureTag
@@ -74,6 +75,8 @@ class ResultBatch:
     skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     error: tuple[int, str] | None = None
     grading_seconds: float = 0.0
+    newlines: int = 0
+    """Lines in the block the batch was graded from (numbering the next block in process)."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
 
@@ -190,6 +193,14 @@ def read_blocks(
         number += block.count(b"\n")
 
 
+def line_lists(handle: IO[bytes], *, block_bytes: int) -> Iterator[list[bytes]]:
+    """A binary file as lists of whole lines (newline included) of about `block_bytes` each.
+    Unnumbered: grading in this process numbers lines as it goes. `readlines` splits in C with
+    one copy, where cutting blocks and splitting them again copied the input three times."""
+    while lines := handle.readlines(block_bytes):
+        yield lines
+
+
 def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
     """Like `read_blocks` without a limit, but yield positions in the file rather than bytes:
     the main process reads each block once to cut it after a newline and count its lines,
@@ -277,15 +288,23 @@ def malformed_line_case(path: str, line: int, reason: str) -> DecidedCase:
 
 
 def grade_blocks_in_process(
-    blocks: Iterable[RawBlock | FileSpan], settings: LineSettings, done_ids: set[str]
+    blocks: Iterable[RawBlock | FileSpan | list[bytes]],
+    settings: LineSettings,
+    done_ids: set[str],
 ) -> Iterator[ResultBatch]:
     """Grade raw blocks in this process (`--workers 0`; `settings.sandbox` should be True, so
-    the grader's own process enforces the budget). A malformed line raises `EvalInputError`
-    after the batch of the lines before it."""
+    the grader's own process enforces the budget). Lists of lines (from `line_lists`) are
+    numbered here, in order. A malformed line raises `EvalInputError` after the batch of the
+    lines before it."""
+    warm_up(settings.grader, sandbox=settings.sandbox)
     grader = LineGrader(settings, done_ids)
+    next_line = 1
     try:
         for block in blocks:
+            if isinstance(block, list):
+                block = (next_line, block)
             batch = grader.grade_block(block)
+            next_line = block[0] + batch.newlines
             yield batch
             if batch.error is not None:
                 line, reason = batch.error
@@ -321,9 +340,12 @@ class LineGrader:
             "sandbox": settings.sandbox,
         }
 
-    def grade_block(self, block: RawBlock | FileSpan, on_case: Any = None) -> ResultBatch:
-        """Grade the lines of a block; `on_case(offset)` is called before each case with its
-        line's offset in the block (the parent's deadline watch)."""
+    def grade_block(
+        self, block: RawBlock | FileSpan | tuple[int, list[bytes]], on_case: Any = None
+    ) -> ResultBatch:
+        """Grade the lines of a block (bytes, a position in the file, or a list of lines);
+        `on_case(offset)` is called before each case with its line's offset in the block (the
+        parent's deadline watch)."""
         settings = self.settings
         batch = ResultBatch(responses=[] if settings.keep_responses else None)
         ids, lines, texts = batch.ids, batch.lines, batch.texts
@@ -335,8 +357,14 @@ class LineGrader:
         encode_text = encode_basestring
         perf_counter = time.perf_counter
         seconds_total = 0.0
-        first, data = resolve_block(block, settings.path, self.open_files)
-        for offset, raw in enumerate(data.split(b"\n")):
+        if isinstance(block[1], list):
+            first, raws = block  # type: ignore[misc]
+            batch.newlines = len(raws)
+        else:
+            first, data = resolve_block(block, settings.path, self.open_files)  # type: ignore[arg-type]
+            raws = data.split(b"\n")
+            batch.newlines = len(raws) - 1
+        for offset, raw in enumerate(raws):
             if not raw or raw.isspace():
                 continue
             if on_case is not None:

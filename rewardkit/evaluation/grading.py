@@ -41,9 +41,18 @@ WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""
 
 
-def warm_up(grader: Grader | None = None) -> None:
+def warm_up(grader: Grader | None = None, *, sandbox: bool = False) -> None:
     """Load the grader's lazily-imported parts in this process, so forked workers inherit them
-    instead of spending their first cases' budget on imports."""
+    instead of spending their first cases' budget on imports.
+
+    With `sandbox`, also start `rewardkit.math.grade`'s own symbolic workers and wait for them:
+    grading with `sandbox=True` (in-process, Ray) would otherwise start them on first use, and
+    the first symbolic comparisons of a cold process could run out of budget while they start,
+    a `timeout` verdict caused by the harness, not by the answer. Cheap once they run."""
+    if sandbox and grader is None:
+        from rewardkit.math import warm_up as start_symbolic_workers
+
+        start_symbolic_workers()
     grade = grader or default_grader()
     for response, gold in WARM_UP_PAIRS:
         with contextlib.suppress(Exception):

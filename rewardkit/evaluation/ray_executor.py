@@ -18,6 +18,7 @@ from rewardkit.evaluation.grading import (
     crash_result,
     decided_to_result,
     grade_case,
+    warm_up,
 )
 from rewardkit.evaluation.scoring import CaseResult
 
@@ -25,7 +26,9 @@ from rewardkit.evaluation.scoring import CaseResult
 def _grade_chunk_on_ray(
     cases: list[MathCase], options: GradeOptions, grader: Grader | None
 ) -> list[CaseResult]:
-    """Body of the Ray task: grade each case of a chunk with the grader's own sandbox."""
+    """Body of the Ray task: grade each case of a chunk with the grader's own sandbox, started
+    first (once per Ray worker process) so that no case's budget is spent waiting for it."""
+    warm_up(grader, sandbox=True)
     return [grade_case(case, options, sandbox=True, grader=grader) for case in cases]
 
 

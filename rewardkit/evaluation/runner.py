@@ -30,6 +30,7 @@ from rewardkit.evaluation.batches import (
     ResultBatch,
     batch_of,
     grade_blocks_in_process,
+    line_lists,
     malformed_line_case,
     read_blocks,
     read_spans,
@@ -210,7 +211,7 @@ def run_math_eval(
             sandbox=n_workers == 0,
             grader=grader,
         )
-        blocks = _input_blocks(input_handle, Path(data), max(1, n_workers), chunk_size, limit)  # type: ignore[arg-type]
+        blocks = _input_blocks(input_handle, Path(data), n_workers, chunk_size, limit)  # type: ignore[arg-type]
         batches_source: Iterable[ResultBatch]
         if n_workers == 0:
             batches_source = grade_blocks_in_process(blocks, settings, done_ids)
@@ -524,12 +525,15 @@ def _rewrite_results(
 
 def _input_blocks(
     handle: IO[bytes], path: Path, workers: int, lines_per_block: int | None, limit: int | None
-) -> Iterator[RawBlock | FileSpan]:
+) -> Iterator[RawBlock | FileSpan | list[bytes]]:
     """The input as worker tasks: positions in a regular file (workers read the bytes), or
-    the bytes themselves for a pipe or when lines must be counted (`--limit`, `chunk_size`)."""
-    block_bytes = _block_bytes(path, workers)
-    regular = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
-    if regular and lines_per_block is None and limit is None:
+    the bytes themselves for a pipe or when lines must be counted (`--limit`, `chunk_size`).
+    Graded in this process (`workers == 0`), the file is read once, as lists of lines."""
+    block_bytes = _block_bytes(path, max(1, workers))
+    plain = lines_per_block is None and limit is None
+    if plain and workers == 0:
+        return line_lists(handle, block_bytes=block_bytes)
+    if plain and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
         return read_spans(handle, block_bytes=block_bytes)
     return read_blocks(
         handle, block_bytes=block_bytes, lines_per_block=lines_per_block, limit=limit

@@ -77,6 +77,7 @@ class InProcessExecutor:
 
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
         """Yield each case's result in input order."""
+        warm_up(self.grader, sandbox=True)
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)

@@ -4,6 +4,8 @@ case is killed at its budget."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from eval_test_graders import HANG, KILL, KILL_ONCE, grade_or_crash
@@ -58,3 +60,37 @@ def test_a_case_that_overruns_its_budget_is_killed_and_the_rest_graded() -> None
     assert (stuck.outcome, stuck.reason) == ("WRONG_ANSWER", "timeout")
     assert "0.2 s budget" in stuck.detail["error"]
     assert all(by_id[f"ok{i}"].passed for i in range(6))
+
+
+COLD_IN_PROCESS = """
+import json, sys
+from rewardkit.evaluation import run_math_eval
+
+rows = [{"id": "first", "response": r"so \\boxed{(x+1)^2}", "gold": "x^2+2x+1"}]
+data = sys.argv[1] if len(sys.argv) > 1 else rows
+run = run_math_eval(data, workers=0, timeout=0.3)
+print(json.dumps([run.results[0].outcome, run.results[0].reason]))
+"""
+
+
+def test_a_cold_in_process_run_starts_the_symbolic_workers_before_its_first_case(
+    tmp_path: Path,
+) -> None:
+    """In a fresh process the grader's symbolic workers take longer than a 0.3 s budget to
+    start; the run starts them first, so its first symbolic comparison is decided, not a
+    `timeout` caused by the harness (records and file input take different paths)."""
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        json.dumps({"id": "first", "response": r"so \boxed{(x+1)^2}", "gold": "x^2+2x+1"}) + "\n",
+        encoding="utf-8",
+    )
+    for extra in ([], [str(path)]):
+        completed = subprocess.run(
+            [sys.executable, "-c", COLD_IN_PROCESS, *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr[-2000:]
+        assert json.loads(completed.stdout.strip().splitlines()[-1]) == ["PASS", "symbolic"]
