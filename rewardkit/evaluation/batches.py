@@ -248,23 +248,13 @@ def _read_counted_blocks(
         yield first, b"".join(lines)
 
 
-def resolve_block(
-    block: RawBlock | FileSpan, path: str, open_files: dict[str, int] | None = None
-) -> RawBlock:
-    """The bytes of a block, reading them from `path` if it is given by position.
-
-    `open_files` keeps descriptors open across calls (a worker reads many spans of one file);
-    without it the file is opened and closed again."""
+def resolve_block(block: RawBlock | FileSpan, path: str) -> RawBlock:
+    """The bytes of a block, reading them from `path` if it is given by position."""
     if len(block) == 2:
         return block  # type: ignore[return-value]
     first, offset, length = block  # type: ignore[misc]
-    if open_files is None:
-        with open(path, "rb") as handle:
-            return first, os.pread(handle.fileno(), length, offset)
-    descriptor = open_files.get(path)
-    if descriptor is None:
-        descriptor = open_files[path] = os.open(path, os.O_RDONLY)
-    return first, os.pread(descriptor, length, offset)
+    with open(path, "rb") as handle:
+        return first, os.pread(handle.fileno(), length, offset)
 
 
 def block_lines(block: RawBlock) -> list[tuple[int, bytes]]:
@@ -310,8 +300,7 @@ def grade_blocks_in_process(
                 line, reason = batch.error
                 raise EvalInputError(reason, path=settings.path, line=line)
     finally:
-        for descriptor in grader.open_files.values():
-            os.close(descriptor)
+        grader.close()
 
 
 def _tag_value(tag: Any) -> str:
@@ -330,7 +319,8 @@ class LineGrader:
         self.response_field = fields.response
         self.gold_fields = fields.gold
         self.error_field = fields.error
-        self.open_files: dict[str, int] = {}
+        self.input: IO[bytes] | None = None
+        """The input file, kept open across spans (a worker reads many spans of one file)."""
         self.fragments: dict[tuple[Any, ...], tuple[OutcomeKey, str]] = {}
         options = settings.options
         self.kwargs = {
@@ -360,8 +350,12 @@ class LineGrader:
         if isinstance(block[1], list):
             first, raws = block  # type: ignore[misc]
             batch.newlines = len(raws)
+        elif len(block) == 3:  # a span of the file: its lines, split in C with one copy
+            first, offset, length = block  # type: ignore[misc]
+            raws = self._span_lines(offset, length)
+            batch.newlines = len(raws)
         else:
-            first, data = resolve_block(block, settings.path, self.open_files)  # type: ignore[arg-type]
+            first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
             batch.newlines = len(raws) - 1
         for offset, raw in enumerate(raws):
@@ -444,6 +438,24 @@ class LineGrader:
                 responses.append(response)
         batch.grading_seconds = seconds_total
         return batch
+
+    def _span_lines(self, offset: int, length: int) -> list[bytes]:
+        """The lines of `length` bytes of the input from `offset` (a span ends at a line
+        boundary or at the end of the file)."""
+        if self.input is None:
+            self.input = open(self.settings.path, "rb")  # noqa: SIM115 - closed by close()
+        self.input.seek(offset)
+        if length <= 1:  # readlines(0) would read to the end of the file
+            return [self.input.read(length)]
+        # readlines stops once the lines read exceed its hint: length - 1 stops it exactly at
+        # the span's last line.
+        return self.input.readlines(length - 1)
+
+    def close(self) -> None:
+        """Close the input file, if a span opened it."""
+        if self.input is not None:
+            self.input.close()
+            self.input = None
 
     def _fast_record(self, raw: bytes) -> tuple[str, str, str] | None:
         """`(id, response, gold)` of an ordinary line, or None to take the full parser's path.

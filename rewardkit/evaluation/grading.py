@@ -57,13 +57,6 @@ def warm_up(grader: Grader | None = None, *, sandbox: bool = False) -> None:
     for response, gold in WARM_UP_PAIRS:
         with contextlib.suppress(Exception):
             grade(response, gold, sandbox=False)
-    if grader is None:
-        # The LaTeX parser's first parse of each construct costs tens of milliseconds; parsed
-        # once here, before the fork, no worker pays it again (about 30 ms per worker on the
-        # 800 MATH responses of the shared corpus, a sixth of a 16,000-case run).
-        from rewardkit.math.symbolic import warm_symbolic
-
-        warm_symbolic()
 
 
 def grade_case(

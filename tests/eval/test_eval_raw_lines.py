@@ -11,6 +11,9 @@ from eval_helpers import read_jsonl, write_jsonl
 from eval_test_graders import RAISE, SLOW, grade_or_crash
 
 from rewardkit.evaluation import EvalInputError, run_math_eval, sample_path
+from rewardkit.evaluation.batches import LineGrader, LineSettings
+from rewardkit.evaluation.cases import FieldNames
+from rewardkit.evaluation.grading import GradeOptions
 
 
 def _comparable(records: list[dict]) -> list[dict]:
@@ -197,3 +200,36 @@ def test_resume_in_workers_skips_done_ids_and_still_checks_them_for_duplicates(
         handle.write(json.dumps({"id": "c1", "response": "x", "gold": "1"}) + "\n")
     with pytest.raises(EvalInputError, match=r"in\.jsonl:9: duplicate id 'c1' \(first on line 2\)"):
         run_math_eval(path, workers=2, output=out, resume=True)
+
+
+def test_a_worker_reads_exactly_its_span_of_the_file(tmp_path: Path) -> None:
+    """Workers read a span (first line, offset, length) of the input as lines: spans of one
+    line each, a one-byte blank line and a last line without a newline included, give every
+    case once with its own line number."""
+    rows = [
+        json.dumps({"id": f"c{i}", "response": rf"\boxed{{{i}}}", "gold": str(i)}) for i in range(3)
+    ]
+    content = f"{rows[0]}\n\n{rows[1]}\n \n{rows[2]}".encode()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(content)
+    spans, offset = [], 0
+    for number, line in enumerate(content.splitlines(keepends=True), start=1):
+        spans.append((number, offset, len(line)))
+        offset += len(line)
+    settings = LineSettings(
+        path=str(path),
+        fields=FieldNames(),
+        options=GradeOptions(),
+        skip_bad=False,
+        keep_responses=True,
+    )
+    grader = LineGrader(settings, set())
+    try:
+        batches = [grader.grade_block(span) for span in spans]
+        whole = grader.grade_block((1, 0, len(content)))
+    finally:
+        grader.close()
+    graded = [(i, line) for batch in batches for i, line in zip(batch.ids, batch.lines)]
+    assert graded == [("c0", 1), ("c1", 3), ("c2", 5)]
+    assert list(zip(whole.ids, whole.lines)) == graded
+    assert whole.responses == [r"\boxed{0}", r"\boxed{1}", r"\boxed{2}"]
