@@ -36,8 +36,8 @@ from rewardkit.evaluation.grading import (
     default_grader,
     grade_case,
     grader_error_result,
+    start_symbolic_workers,
     verdict_to_result,
-    warm_up,
 )
 from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
 from rewardkit.failures import FailureTag
@@ -286,7 +286,8 @@ def grade_blocks_in_process(
     the grader's own process enforces the budget). Lists of lines (from `line_lists`) are
     numbered here, in order. A malformed line raises `EvalInputError` after the batch of the
     lines before it."""
-    warm_up(settings.grader, sandbox=settings.sandbox)
+    if settings.sandbox:
+        start_symbolic_workers(settings.grader)
     grader = LineGrader(settings, done_ids)
     next_line = 1
     try:

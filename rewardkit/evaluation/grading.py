@@ -41,22 +41,25 @@ WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""
 
 
-def warm_up(grader: Grader | None = None, *, sandbox: bool = False) -> None:
+def warm_up(grader: Grader | None = None) -> None:
     """Load the grader's lazily-imported parts in this process, so forked workers inherit them
-    instead of spending their first cases' budget on imports.
-
-    With `sandbox`, also start `rewardkit.math.grade`'s own symbolic workers and wait for them:
-    grading with `sandbox=True` (in-process, Ray) would otherwise start them on first use, and
-    the first symbolic comparisons of a cold process could run out of budget while they start,
-    a `timeout` verdict caused by the harness, not by the answer. Cheap once they run."""
-    if sandbox and grader is None:
-        from rewardkit.math import warm_up as start_symbolic_workers
-
-        start_symbolic_workers()
+    instead of spending their first cases' budget on imports."""
     grade = grader or default_grader()
     for response, gold in WARM_UP_PAIRS:
         with contextlib.suppress(Exception):
             grade(response, gold, sandbox=False)
+
+
+def start_symbolic_workers(grader: Grader | None) -> None:
+    """Start `rewardkit.math.grade`'s own symbolic workers and wait for them, before grading
+    with `sandbox=True` (in-process, Ray). Started on first use instead, in a cold process,
+    they take longer than a short budget, and the first symbolic comparisons come out as
+    `timeout` verdicts: caused by the harness, not by the answer. Cheap once they run; nothing
+    to do for a custom grader."""
+    if grader is None:
+        from rewardkit.math import warm_up as start_and_wait
+
+        start_and_wait()
 
 
 def grade_case(

@@ -18,7 +18,7 @@ from rewardkit.evaluation.grading import (
     crash_result,
     decided_to_result,
     grade_case,
-    warm_up,
+    start_symbolic_workers,
 )
 from rewardkit.evaluation.scoring import CaseResult
 
@@ -28,7 +28,7 @@ def _grade_chunk_on_ray(
 ) -> list[CaseResult]:
     """Body of the Ray task: grade each case of a chunk with the grader's own sandbox, started
     first (once per Ray worker process) so that no case's budget is spent waiting for it."""
-    warm_up(grader, sandbox=True)
+    start_symbolic_workers(grader)
     return [grade_case(case, options, sandbox=True, grader=grader) for case in cases]
 
 

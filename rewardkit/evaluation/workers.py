@@ -48,6 +48,7 @@ from rewardkit.evaluation.grading import (
     crash_result,
     decided_to_result,
     grade_case,
+    start_symbolic_workers,
     timeout_result,
     warm_up,
 )
@@ -77,7 +78,7 @@ class InProcessExecutor:
 
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
         """Yield each case's result in input order."""
-        warm_up(self.grader, sandbox=True)
+        start_symbolic_workers(self.grader)
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)
