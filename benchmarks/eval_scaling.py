@@ -3,9 +3,11 @@ overhead over what a user would write instead, all measured in this run.
 
     python benchmarks/eval_scaling.py --data ../shared/data/math-cot-responses.jsonl
 
-The baseline is the loop a user would write: read the JSONL file, `json.loads` each line, call
-`grade(response, gold, sandbox=False)`, in one process. The runner does that plus validating
-every line, writing a results file and keeping a resumable, streamed run.
+The baselines are the loop a user would write: read the JSONL file, `json.loads` each line,
+call `grade(response, gold, sandbox=False)` in one process (against 1 and 2 worker processes),
+or `grade(response, gold)` as it comes, with its sandbox (against the runner in the same
+process, `--workers 0`; both start the sandbox before timing). The runner does that plus
+validating every line, writing a results file and keeping a resumable, streamed run.
 
 Each measurement runs in a fresh Python process (cold grader caches, no state inherited from
 an earlier measurement), `--repeat` times (default 3); the best wall time of each configuration
