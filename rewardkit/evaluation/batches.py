@@ -75,8 +75,6 @@ class ResultBatch:
     skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     error: tuple[int, str] | None = None
     grading_seconds: float = 0.0
-    newlines: int = 0
-    """Lines in the block the batch was graded from (numbering the next block in process)."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
 
@@ -293,9 +291,8 @@ def grade_blocks_in_process(
     try:
         for block in blocks:
             if isinstance(block, list):
-                block = (next_line, block)
+                block, next_line = (next_line, block), next_line + len(block)
             batch = grader.grade_block(block)
-            next_line = block[0] + batch.newlines
             yield batch
             if batch.error is not None:
                 line, reason = batch.error
@@ -350,15 +347,12 @@ class LineGrader:
         seconds_total = 0.0
         if isinstance(block[1], list):
             first, raws = block  # type: ignore[misc]
-            batch.newlines = len(raws)
         elif len(block) == 3:  # a span of the file: its lines, split in C with one copy
             first, offset, length = block  # type: ignore[misc]
             raws = self._span_lines(offset, length)
-            batch.newlines = len(raws)
         else:
             first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
-            batch.newlines = len(raws) - 1
         for offset, raw in enumerate(raws):
             if not raw or raw.isspace():
                 continue
