@@ -16,7 +16,9 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run `rewardkit eval math ARGS` in a subprocess with stdout/stderr captured (not a TTY)."""
 
     def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+        inherited = os.environ.get("PYTHONPATH")
+        path = [str(Path(__file__).parent), *([inherited] if inherited else [])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         return subprocess.run(
             cli_command(*args),
             capture_output=True,
