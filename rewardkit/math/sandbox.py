@@ -20,6 +20,7 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
+from rewardkit.child_processes import cap_address_space
 from rewardkit.math.comparison import Outcome
 
 #: How long ``warm_up()`` (or a test) may wait for the workers to answer their first ping.
@@ -34,18 +35,7 @@ STILL_STARTING = "the symbolic workers were still starting (cold start); call wa
 
 def _limit_memory(headroom: int) -> None:
     """Worker initializer: cap the address space at its current size plus ``headroom`` bytes."""
-    try:
-        import resource
-
-        with open("/proc/self/statm") as statm:
-            current = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        limit = current + headroom
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (OSError, ValueError, ImportError):
-        pass  # not Linux: the time budget still bounds the work
+    cap_address_space(headroom)
     import rewardkit.math.symbolic  # noqa: F401  (warm: parse tables and sympy are ready)
 
 
