@@ -1,0 +1,175 @@
+"""The bounded pool of threads that sync rewards run in (``calculate_rewards`` and the adapters).
+
+Python cannot kill a thread: a sync reward that hangs past its timeout keeps its thread until it
+returns. Starting a new thread for each such call (to keep later samples from queueing behind
+it) grows the process without bound when a reward hangs on every sample. So every sync call goes
+through one process-wide pool of at most ``max_threads`` daemon threads:
+
+* a call that outlives its deadline still holds its thread, and is counted as ``hung`` in
+  :meth:`RewardThreadPool.stats` until it returns;
+* a thread is started for new work while fewer than ``max_threads`` exist, so a few hung calls
+  never hold up the rest; once every thread is held, new calls wait for a free one (under a
+  timeout they then fail as timed out, "did not start", naming the hung calls);
+* when the system refuses to start a thread and the pool has none to run a call, the call fails
+  with :class:`RewardThreadsUnavailableError` (recorded like any failing sample), never with an
+  error that escapes ``calculate_rewards(..., on_error="record")``;
+* idle threads end after ``idle_seconds``; all are daemon threads, so a hung call never blocks
+  the interpreter's exit.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rewardkit.errors import RewardError
+
+DEFAULT_MAX_THREADS = 128
+"""Threads the process-wide pool may hold (the default ``calculate_rewards`` concurrency is 64)."""
+
+
+class RewardThreadsUnavailableError(RewardError, RuntimeError):
+    """No thread could run a sync reward call: the system refused to start one and the pool has none."""
+
+
+@dataclass(frozen=True)
+class RewardThreadStats:
+    """A snapshot of the pool: ``threads`` alive (at most ``max_threads``), ``busy`` running a call,
+    ``hung`` running a call past its deadline (it holds its thread until it returns), ``queued``
+    calls waiting for a thread, and ``start_failures`` (threads the system refused to start)."""
+
+    max_threads: int
+    threads: int
+    busy: int
+    hung: int
+    queued: int
+    start_failures: int
+
+
+@dataclass(eq=False)
+class _Job:
+    future: concurrent.futures.Future[Any]
+    function: Callable[[Any], Any]
+    argument: Any
+    deadline: float | None
+
+
+class RewardThreadPool:
+    """At most ``max_threads`` daemon threads running sync reward calls; see the module docstring."""
+
+    def __init__(
+        self, max_threads: int = DEFAULT_MAX_THREADS, *, idle_seconds: float = 10.0, name: str = "rewardkit-reward"
+    ) -> None:
+        if not isinstance(max_threads, int) or max_threads < 1:
+            raise ValueError(f"max_threads must be a positive integer, got {max_threads!r}")
+        self.max_threads = max_threads
+        self.idle_seconds = idle_seconds
+        self.name = name
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)
+        self._jobs: deque[_Job] = deque()
+        self._running: set[_Job] = set()
+        self._threads = 0
+        self._idle = 0
+        self._start_failures = 0
+
+    def submit(
+        self, function: Callable[[Any], Any], argument: Any, *, timeout: float | None = None
+    ) -> concurrent.futures.Future[Any]:
+        """Run ``function(argument)`` in a pool thread; cancelling the future drops the call if it
+        has not started. ``timeout`` (seconds from now) is the call's deadline, after which a
+        still-running call counts as hung in :meth:`stats` (the caller stops waiting for it)."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        job = _Job(future, function, argument, None if timeout is None else time.monotonic() + timeout)
+        with self._lock:
+            self._jobs.append(job)
+            if self._idle >= len(self._jobs):
+                self._work.notify()
+            elif self._threads < self.max_threads:
+                self._start_thread(job)
+        return future
+
+    def _start_thread(self, job: _Job) -> None:
+        """Start one more thread (called holding the lock); if the system refuses and no thread
+        is left to run ``job``, fail it instead of raising to the caller."""
+        thread = threading.Thread(target=self._serve, name=f"{self.name}-{self._threads}", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError as exc:  # "can't start new thread": out of threads or memory
+            self._start_failures += 1
+            if self._threads == 0 and job in self._jobs:
+                self._jobs.remove(job)
+                job.future.set_exception(
+                    RewardThreadsUnavailableError(
+                        f"no thread could run the sync reward call: starting one failed ({exc}) and the "
+                        f"pool has none ({self.describe()})"
+                    )
+                )
+            return
+        self._threads += 1
+
+    def _serve(self) -> None:
+        with self._lock:
+            while True:
+                if not self._jobs:
+                    self._idle += 1
+                    self._work.wait(self.idle_seconds)
+                    self._idle -= 1
+                    if not self._jobs:
+                        self._threads -= 1
+                        return
+                    continue
+                job = self._jobs.popleft()
+                if not job.future.set_running_or_notify_cancel():
+                    continue  # cancelled while it waited (its caller timed out or gave up)
+                self._running.add(job)
+                self._lock.release()
+                try:
+                    job.future.set_result(job.function(job.argument))
+                except BaseException as exc:
+                    job.future.set_exception(exc)
+                finally:
+                    self._lock.acquire()
+                    self._running.discard(job)
+
+    def stats(self) -> RewardThreadStats:
+        """What the pool holds now; ``hung`` calls keep their threads until they return."""
+        now = time.monotonic()
+        with self._lock:
+            hung = sum(job.deadline is not None and job.deadline < now for job in self._running)
+            return RewardThreadStats(
+                max_threads=self.max_threads,
+                threads=self._threads,
+                busy=len(self._running),
+                hung=hung,
+                queued=len(self._jobs),
+                start_failures=self._start_failures,
+            )
+
+    def describe(self) -> str:
+        """One line for error messages: threads, how many are held by hung calls, the queue."""
+        now = time.monotonic()
+        hung = sum(job.deadline is not None and job.deadline < now for job in self._running)
+        return (
+            f"{self._threads} of at most {self.max_threads} reward threads, {hung} held by calls past "
+            f"their timeout, {len(self._jobs)} calls queued"
+        )
+
+
+reward_threads = RewardThreadPool()
+"""The process-wide pool every sync reward call runs in (``reward_threads.stats()`` to look;
+set ``reward_threads.max_threads`` to change the bound)."""
+
+
+__all__ = [
+    "DEFAULT_MAX_THREADS",
+    "RewardThreadPool",
+    "RewardThreadStats",
+    "RewardThreadsUnavailableError",
+    "reward_threads",
+]
