@@ -15,6 +15,10 @@ from adapter_testing import require_module
 
 HERE = Path(__file__).resolve().parent
 
+# The frameworks' tests build their models and tokenizers; nothing may come from the hub. Set
+# before transformers/huggingface_hub are first imported (they read it at import).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
 
 @pytest.fixture(scope="package")
 def ray_session() -> Iterator[Any]:
