@@ -6,15 +6,24 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 from adapter_testing import require_shared
 
-from rewardkit import BaseReward, RewardResult, RewardShapeError, calculate_reward, reward
+from rewardkit import (
+    BaseReward,
+    RewardResult,
+    RewardShapeError,
+    RewardValueError,
+    calculate_reward,
+    reward,
+)
 from rewardkit.fields import AGENTFLY_INJECTED_FIELDS
 
 PACKAGE = "agentfly_rewards"
@@ -208,3 +217,91 @@ def test_results_are_read_only_and_picklable_as_dicts() -> None:
     copy = dict(result)
     copy["f1"] = 1.0
     assert result["f1"] == 0.5
+
+
+# -- docs/runtime.md "Coming from AgentFly": the differences it lists, on both runtimes -----
+
+
+def agentfly_outcome(agentfly: ModuleType, function: Callable[..., Any], name: str) -> Any:
+    """What AgentFly's own @reward and calculate_reward make of ``function``: a result or the error."""
+    native = agentfly.reward(name=name, auto_register=False)(function)
+    try:
+        return asyncio.run(agentfly.calculate_reward(native, **runner_fields()))
+    except Exception as exc:
+        return exc
+
+
+def rewardkit_outcome(function: Callable[..., Any], name: str) -> Any:
+    try:
+        return asyncio.run(calculate_reward(reward(function, name=name, auto_register=False), **runner_fields()))
+    except Exception as exc:
+        return exc
+
+
+def kwargs_reward(final_response: str, **kwargs: Any) -> dict[str, Any]:
+    return {"reward": 1.0, "seen": sorted(kwargs)}
+
+
+def test_row_2_kwargs_receives_the_fields_here_and_nothing_there(agentfly: ModuleType) -> None:
+    assert agentfly_outcome(agentfly, kwargs_reward, "kw").extras == {"seen": []}
+    assert rewardkit_outcome(kwargs_reward, "kw").extras["seen"] == sorted(set(runner_fields()) - {"final_response"})
+
+
+@pytest.mark.parametrize(
+    ("returned", "agentfly_gives", "rewardkit_gives"),
+    [
+        (1, ValueError, 1.0),  # row 4
+        (True, ValueError, 1.0),
+        (np.float32(0.5), ValueError, 0.5),
+        (None, ValueError, RewardShapeError),  # row 5
+        (math.nan, "nan", RewardValueError),  # row 6
+        ({"reward": "0.5"}, 0.5, RewardShapeError),  # row 7
+        ({"score": 1.0}, ValueError, RewardShapeError),  # row 8 (AgentFly: only in calculate_reward)
+    ],
+    ids=["int", "bool", "float32", "None", "nan", "str-reward", "no-reward-key"],
+)
+def test_rows_4_to_8_return_values(agentfly: ModuleType, returned: Any, agentfly_gives: Any, rewardkit_gives: Any) -> None:
+    def returns(final_response: str) -> Any:
+        return returned
+
+    theirs, ours = agentfly_outcome(agentfly, returns, "returns"), rewardkit_outcome(returns, "returns")
+    if agentfly_gives == "nan":
+        assert math.isnan(theirs.reward)
+    elif isinstance(agentfly_gives, type):
+        assert isinstance(theirs, agentfly_gives)
+    else:
+        assert theirs.reward == agentfly_gives
+    if isinstance(rewardkit_gives, type):
+        assert isinstance(ours, rewardkit_gives)
+        assert "reward 'returns'" in str(ours)
+        assert isinstance(ours, ValueError)  # row 9: except ValueError written for AgentFly still works
+    else:
+        assert ours.reward == rewardkit_gives
+
+
+def test_row_5_a_plain_function_returning_none_is_zero_there(agentfly: ModuleType) -> None:
+    def nothing(final_response: str) -> None:
+        return None
+
+    assert asyncio.run(agentfly.calculate_reward(nothing, final_response="x")).reward == 0.0
+    legacy = reward(nothing, name="legacy_none", auto_register=False, none_as_zero=True)
+    assert asyncio.run(agentfly.calculate_reward(legacy, **runner_fields())).reward == 0.0
+
+
+def test_rows_10_11_13_results_and_the_reward_fn_keyword(agentfly: ModuleType) -> None:
+    native = agentfly.reward(name="af_mutable", auto_register=False)(returns_dict)
+    theirs = native(**runner_fields())
+    theirs["extra"] = 1  # AgentFly's direct result is a plain dict
+    ours = reward(returns_dict, name="rk_mutable", auto_register=False)(**runner_fields())
+    with pytest.raises(TypeError, match="read-only"):
+        ours["extra"] = 1  # type: ignore[index]
+    copy = dict(ours)
+    copy["extra"] = 1
+    computed = asyncio.run(agentfly.calculate_reward(reward_fn=native, **runner_fields()))
+    computed.reward = 0.25  # AgentFly's RewardResult is a mutable dataclass
+    with pytest.raises(AttributeError):
+        ours.reward = 0.25  # type: ignore[misc]
+    assert RewardResult(0.25, ours.extras).reward == 0.25
+    rewardkit_reward = reward(returns_dict, name="rk_keyword_call", auto_register=False)
+    with pytest.raises(TypeError):
+        asyncio.run(calculate_reward(reward_fn=rewardkit_reward, **runner_fields()))  # type: ignore[call-arg]
