@@ -14,8 +14,8 @@ from rewardkit.checks.codes import unknown_code_prefixes
 from rewardkit.checks.rules.base import Invalid, Rule
 from rewardkit.checks.rules.coroutines import (
     BlockingCallInAsyncReward,
-    SyncContextCall,
-    UnawaitedContextCall,
+    CoroutineInSyncReward,
+    UnawaitedCoroutine,
 )
 from rewardkit.checks.rules.fields import (
     DefaultNeverFilled,
@@ -41,8 +41,8 @@ RULES: tuple[type[Rule], ...] = (
     NonNumericReturn,
     ReturnsNothing,
     InconsistentExtras,
-    UnawaitedContextCall,
-    SyncContextCall,
+    UnawaitedCoroutine,
+    CoroutineInSyncReward,
     BlockingCallInAsyncReward,
     DuplicateRewardName,
     IncompleteBaseReward,
@@ -53,6 +53,11 @@ RULES: tuple[type[Rule], ...] = (
 
 _BY_CODE = {rule.code: rule for rule in RULES}
 
+UnawaitedContextCall = UnawaitedCoroutine
+"""RK301's former name (it covered ``context``'s methods only)."""
+SyncContextCall = CoroutineInSyncReward
+"""RK302's former name."""
+
 
 def rule_for_code(code: str) -> type[Rule]:
     """The rule class of a code (``KeyError`` for an unknown code)."""
@@ -62,6 +67,7 @@ def rule_for_code(code: str) -> type[Rule]:
 __all__ = [
     "RULES",
     "BlockingCallInAsyncReward",
+    "CoroutineInSyncReward",
     "DefaultNeverFilled",
     "DuplicateRewardName",
     "IncompleteBaseReward",
@@ -77,6 +83,7 @@ __all__ = [
     "SyncContextCall",
     "SyntaxErrorRule",
     "UnawaitedContextCall",
+    "UnawaitedCoroutine",
     "UnknownField",
     "rule_for_code",
     "unknown_code_prefixes",

@@ -105,7 +105,7 @@ class IncompleteBaseReward(Rule):
     )
 
     def check_class(self, facts: ClassFacts, config: CheckConfig) -> Iterator[Diagnostic]:
-        class_name = facts.node.name.value
+        class_name = facts.node.name
         if facts.call is None and not facts.has_name:
             return  # neither: an intermediate base with shared helpers, which the runtime skips
         named_like_a_base = class_name.startswith(("Base", "Abstract")) or class_name.endswith(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import libcst as cst
-
-from rewardkit.checks.discovery import RewardFacts, string_value
+from rewardkit.checks.discovery import ReturnFact, RewardFacts, block_statements, string_value
 from rewardkit.checks.fixes import add_reward_key_fix
 from rewardkit.checks.model import Diagnostic, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
@@ -16,22 +15,31 @@ if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
 
 
-_CONTAINERS = {
-    cst.List: "a list",
-    cst.ListComp: "a list",
-    cst.Tuple: "a tuple",
-    cst.Set: "a set",
-    cst.SetComp: "a set",
-    cst.GeneratorExp: "a generator",
-    cst.SimpleString: "a string",
-    cst.ConcatenatedString: "a string",
-    cst.FormattedString: "a string (f-string)",
+_CONTAINERS: dict[type[ast.AST], str] = {
+    ast.List: "a list",
+    ast.ListComp: "a list",
+    ast.Tuple: "a tuple",
+    ast.Set: "a set",
+    ast.SetComp: "a set",
+    ast.GeneratorExp: "a generator",
+    ast.JoinedStr: "a string (f-string)",
 }
+
+
+def _returned_kind(value: ast.expr) -> str | None:
+    """What a returned expression certainly is when no reward can be: a container or a string."""
+    if isinstance(value, ast.Constant):
+        if isinstance(value.value, str):
+            return "a string"
+        if isinstance(value.value, bytes):
+            return "bytes"
+        return None
+    return _CONTAINERS.get(type(value))
 
 
 def _dict_returns(
     facts: RewardFacts,
-) -> Iterator[tuple[Any, frozenset[str] | None, cst.CSTNode | None]]:
+) -> Iterator[tuple[ReturnFact, frozenset[str] | None, ast.expr | None]]:
     for returned in facts.returns:
         value = returned.node.value
         keys, target = facts.dict_keys(value)
@@ -121,7 +129,7 @@ class NonNumericReturn(Rule):
             value = returned.node.value
             if value is None:
                 continue
-            if isinstance(value, cst.Name) and value.value == "None":
+            if isinstance(value, ast.Constant) and value.value is None:
                 if not facts.none_as_zero:
                     yield self.diagnostic(
                         returned.span,
@@ -130,7 +138,7 @@ class NonNumericReturn(Rule):
                         data=reward_data(facts),
                     )
                 continue
-            kind = _CONTAINERS.get(type(value))
+            kind = _returned_kind(value)
             if kind is not None:
                 yield self.diagnostic(
                     returned.span,
@@ -138,121 +146,88 @@ class NonNumericReturn(Rule):
                     data=reward_data(facts, returned=kind),
                 )
                 continue
-            if isinstance(value, cst.Dict):
-                for element in value.elements:
-                    if (
-                        isinstance(element, cst.DictElement)
-                        and string_value(element.key) == "reward"
-                        and isinstance(
-                            element.value,
-                            (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString),
-                        )
+            if isinstance(value, ast.Dict):
+                for key, item in zip(value.keys, value.values):
+                    if string_value(key) == "reward" and _returned_kind(item) in (
+                        "a string",
+                        "a string (f-string)",
                     ):
                         yield self.diagnostic(
-                            facts.positions.span(element.value),
+                            facts.positions.span(item),
                             "the `reward` value is a string: it must be a number",
                             data=reward_data(facts),
                         )
 
 
-_STATEMENT_KEYWORDS = {
-    cst.If: "if",
-    cst.For: "for",
-    cst.While: "while",
-    cst.Try: "try",
-    cst.TryStar: "try",
-    cst.With: "with",
-    cst.Match: "match",
+_STATEMENT_KEYWORDS: dict[type[ast.AST], str] = {
+    ast.If: "if",
+    ast.For: "for",
+    ast.AsyncFor: "async",
+    ast.While: "while",
+    ast.Try: "try",
+    ast.TryStar: "try",
+    ast.With: "with",
+    ast.AsyncWith: "async",
+    ast.Match: "match",
 }
 
 
-def _block_statements(block: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    body = getattr(block, "body", ())
-    return body if isinstance(body, (list, tuple)) else ()
-
-
-def _always_leaves(statements: Sequence[cst.CSTNode]) -> bool:
+def _always_leaves(statements: Sequence[ast.stmt]) -> bool:
     """Whether running ``statements`` always ends in ``return`` or ``raise`` (never falls through)."""
     return any(_statement_leaves(statement) for statement in statements)
 
 
-def _has_break(statements: Sequence[cst.CSTNode]) -> bool:
+_LOOPS_AND_SCOPES = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def _has_break(statements: Sequence[ast.stmt]) -> bool:
+    """Whether a ``break`` in ``statements`` leaves the loop they are the body of."""
     pending = list(statements)
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.Break):
+        if isinstance(node, ast.Break):
             return True
-        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, _LOOPS_AND_SCOPES):
             continue  # a break there belongs to that loop
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            pending.extend(node.body)
-        elif isinstance(
-            node,
-            (
-                cst.BaseCompoundStatement,
-                cst.Else,
-                cst.Finally,
-                cst.ExceptHandler,
-                cst.ExceptStarHandler,
-                cst.MatchCase,
-            ),
-        ):
-            pending.extend(_block_statements(node.body))  # type: ignore[attr-defined]
-            for extra in ("orelse", "finalbody"):
-                block = getattr(node, extra, None)
-                if block is not None:
-                    pending.append(block)
-            pending.extend(getattr(node, "handlers", ()))
-            pending.extend(getattr(node, "cases", ()))
+        pending.extend(block_statements(node))
     return False
 
 
-def _statement_leaves(statement: cst.CSTNode) -> bool:
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return any(isinstance(small, (cst.Return, cst.Raise)) for small in statement.body)
-    if isinstance(statement, (cst.Return, cst.Raise)):
+def _is_forever(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value) and test.value is not ...
+
+
+def _statement_leaves(statement: ast.stmt) -> bool:
+    if isinstance(statement, (ast.Return, ast.Raise)):
         return True
-    if isinstance(statement, cst.If):
-        if not _always_leaves(_block_statements(statement.body)) or statement.orelse is None:
-            return False
-        if isinstance(statement.orelse, cst.If):
-            return _statement_leaves(statement.orelse)
-        return _always_leaves(_block_statements(statement.orelse.body))
-    if isinstance(statement, (cst.Try, cst.TryStar)):
-        if statement.finalbody is not None and _always_leaves(
-            _block_statements(statement.finalbody.body)
-        ):
+    if isinstance(statement, ast.If):
+        return _always_leaves(statement.body) and _always_leaves(statement.orelse)
+    if isinstance(statement, (ast.Try, ast.TryStar)):
+        if _always_leaves(statement.finalbody):
             return True
-        normal = _always_leaves(_block_statements(statement.body)) or (
-            statement.orelse is not None
-            and _always_leaves(_block_statements(statement.orelse.body))
-        )
-        return normal and all(
-            _always_leaves(_block_statements(handler.body)) for handler in statement.handlers
-        )
-    if isinstance(statement, cst.With):
-        return _always_leaves(_block_statements(statement.body))
-    if isinstance(statement, cst.While):
-        forever = (isinstance(statement.test, cst.Name) and statement.test.value == "True") or (
-            isinstance(statement.test, cst.Integer) and statement.test.value not in ("0",)
-        )
-        return forever and not _has_break(_block_statements(statement.body))
-    if isinstance(statement, cst.For):
-        return (
-            statement.orelse is not None
-            and _always_leaves(_block_statements(statement.orelse.body))
-            and not _has_break(_block_statements(statement.body))
-        )
-    if isinstance(statement, cst.Match):
-        has_wildcard = any(
-            isinstance(case.pattern, cst.MatchAs)
+        normal = _always_leaves(statement.body) or _always_leaves(statement.orelse)
+        return normal and all(_always_leaves(handler.body) for handler in statement.handlers)
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return _always_leaves(statement.body)
+    if isinstance(statement, ast.While):
+        return _is_forever(statement.test) and not _has_break(statement.body)
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return _always_leaves(statement.orelse) and not _has_break(statement.body)
+    if isinstance(statement, ast.Match):
+        irrefutable = any(
+            isinstance(case.pattern, ast.MatchAs)
             and case.pattern.pattern is None
             and case.guard is None
             for case in statement.cases
         )
-        return has_wildcard and all(
-            _always_leaves(_block_statements(case.body)) for case in statement.cases
-        )
+        return irrefutable and all(_always_leaves(case.body) for case in statement.cases)
     return False
 
 
@@ -293,7 +268,7 @@ class ReturnsNothing(Rule):
                     "a bare `return` returns nothing: return a number or a dict with `reward`",
                     data=reward_data(facts),
                 )
-        statements = _block_statements(facts.function.body)
+        statements = facts.function.body
         if not statements or _always_leaves(statements):
             return
         last = statements[-1]
@@ -304,11 +279,9 @@ class ReturnsNothing(Rule):
             span = Span(line, column, line, column + len(keyword))
         else:
             end_line, end_column = positions.end(last)
-            span = (
-                Span(line, column, end_line, end_column)
-                if end_line == line
-                else Span(line, column, line + 1, 0)
-            )
+            if end_line != line:  # the statement's first line
+                end_line, end_column = line, len(positions.line_text(line))
+            span = Span(line, column, end_line, end_column)
         yield self.diagnostic(
             span,
             f"`{facts.definition.function_name}` can reach the end of its body without returning "
