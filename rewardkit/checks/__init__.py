@@ -1,4 +1,4 @@
-"""Static checks of reward modules on libcst: pure functions from source text to diagnostics.
+"""Static checks of reward modules on CPython's `ast`: pure functions from source text to diagnostics.
 
 The engine has no LSP types and prints nothing; ``rewardkit check`` (:mod:`rewardkit.checks.cli`)
 and the language server (``rewardkit_lsp``) are thin adapters over it.

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from rewardkit.checks.codes import unknown_code_prefixes
 from rewardkit.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -266,8 +267,6 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
         injected.update(PRESETS[preset])
     for name in _string_list(table, "injected_fields", config_file):
         injected.setdefault(name, f"injected by the framework (`injected_fields` in {config_file})")
-    from rewardkit.checks.rules import unknown_code_prefixes  # the rules import this module
-
     codes = {key: _string_list(table, key, config_file) for key in ("select", "ignore")}
     for key, prefixes in codes.items():
         unknown = unknown_code_prefixes(prefixes)

@@ -14,6 +14,7 @@ from rewardkit.checks import (
     check_source,
     rule_for_code,
 )
+from rewardkit.checks.codes import RULE_CODES
 
 
 def _config(rule: type[Rule]) -> CheckConfig:
@@ -63,6 +64,10 @@ def test_every_rule_documents_itself() -> None:
         if rule.code != "RK901":  # the nesting note has no small example
             assert rule.VALID, rule.code
             assert rule.INVALID, rule.code
+
+
+def test_the_code_list_configuration_validates_against_is_the_rules() -> None:
+    assert tuple(rule.code for rule in RULES) == RULE_CODES
 
 
 def test_diagnostic_columns_are_code_points() -> None:
