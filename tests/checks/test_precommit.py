@@ -13,23 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from project_copy import copy_project
 
-PROJECT = Path(__file__).resolve().parents[2]
-IGNORED = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "venv",
-    "node_modules",
-    "__pycache__",
-    "*.egg-info",
-    "build",
-    "dist",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".mypy_cache",
-    "*.vsix",
-    ".vscode-test",
-)
 BAD = "from rewardkit import reward\n\n@reward\ndef qa(final_respone):\n    return {'score': 1.0}\n"
 FIXED = (
     "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return {'reward': 1.0}\n"
@@ -68,7 +53,7 @@ def test_pre_commit_hook_fails_on_a_bad_reward_and_passes_on_the_fixed_one(tmp_p
     _tool("git")
     pre_commit = _tool("pre-commit")
     hook_source = tmp_path / "rewardkit-src"
-    shutil.copytree(PROJECT, hook_source, ignore=IGNORED)
+    copy_project(hook_source)
     assert (hook_source / ".pre-commit-hooks.yaml").is_file()
     _git("init", "-q", cwd=hook_source)
     _git("add", "-A", cwd=hook_source)
