@@ -28,31 +28,41 @@ def _request_death_signal() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
 
+def parent_is_gone(parent_pid: int) -> bool:
+    """Whether this process was re-parented, i.e. ``parent_pid`` (its parent at start) has died."""
+    return os.getppid() != parent_pid
+
+
 def _watch_parent(parent_pid: int) -> None:
     """Exit at once when the parent is gone (this process was re-parented)."""
-    while os.getppid() == parent_pid:
+    while not parent_is_gone(parent_pid):
         time.sleep(PARENT_POLL_SECONDS)
     os._exit(1)
 
 
-def die_with_parent(parent_pid: int, *, death_signal: bool = False) -> None:
+def die_with_parent(parent_pid: int, *, death_signal: bool = False, watchdog: bool = True) -> bool:
     """Make this (worker) process exit when ``parent_pid`` dies, however it dies.
 
-    A daemon thread polls ``os.getppid()``: it works whatever thread forked the worker, but needs
-    the GIL, so a worker stuck in one long C call exits when that call returns. Pass
-    ``death_signal=True`` only when the forking thread lives as long as the parent process (the
-    kernel's ``PR_SET_PDEATHSIG`` fires when that *thread* exits): the worker is then killed at once.
+    ``death_signal=True`` asks the kernel (``PR_SET_PDEATHSIG``, Linux) to SIGKILL this process
+    the moment its parent goes: use it only when the thread that forked this process lives as long
+    as the parent process (the kernel fires when that *thread* exits). ``watchdog`` (default) also
+    starts a daemon thread polling ``os.getppid()``: it works whatever thread forked the worker and
+    on every POSIX system, but needs the GIL, so a worker stuck in one long C call exits when that
+    call returns. A process that must stay single-threaded (one that forks, like a fork server)
+    passes ``watchdog=False`` and checks ``parent_is_gone`` in its own loop. Returns whether the
+    kernel's death signal is armed. Exits at once if the parent is already gone.
     """
-    if death_signal:
-        _request_death_signal()
-    if os.getppid() != parent_pid:  # the parent died before we could watch it
+    armed = _request_death_signal() if death_signal else False
+    if parent_is_gone(parent_pid):  # the parent died before the signal was armed or the watch began
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), name="rewardkit-parent-watch", daemon=True).start()
+    if watchdog:
+        threading.Thread(target=_watch_parent, args=(parent_pid,), name="rewardkit-parent-watch", daemon=True).start()
+    return armed
 
 
 def cap_address_space(headroom: int) -> None:
@@ -70,5 +80,16 @@ def cap_address_space(headroom: int) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (OSError, ValueError, ImportError):
+        pass
+
+
+def disable_core_dumps() -> None:
+    """Write no core file if this process is killed by a signal (``RLIMIT_CORE`` = 0): a worker
+    killed on purpose (a CPU limit, a memory cap) must not leave hundreds of megabytes behind."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (OSError, ValueError, ImportError):
         pass

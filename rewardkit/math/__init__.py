@@ -5,7 +5,14 @@ Pipeline: extraction -> normalization -> representation -> comparison (see docs/
 
 from rewardkit.failures import FailureTag
 from rewardkit.math.extraction import extract_answer, extract_boxed, unwrap_gold
-from rewardkit.math.grading import MathGraderError, compare_answers, grade, is_equivalent
+from rewardkit.math.grading import (
+    MAX_GOLD_LENGTH,
+    MAX_RESPONSE_LENGTH,
+    MathGraderError,
+    compare_answers,
+    grade,
+    is_equivalent,
+)
 from rewardkit.math.normalization import normalize
 from rewardkit.math.prm800k import (
     are_equal_under_sympy,
@@ -18,6 +25,8 @@ from rewardkit.math.sandbox import warm_up
 from rewardkit.math.verdict import MathVerdict
 
 __all__ = [
+    "MAX_GOLD_LENGTH",
+    "MAX_RESPONSE_LENGTH",
     "FailureTag",
     "MathGraderError",
     "MathVerdict",
@@ -39,8 +48,8 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # math_reward needs the runtime's @reward; import it lazily so the grader works on its own.
-    if name == "math_reward":
-        from rewardkit.math.reward import math_reward
+    if name in ("math_reward", "MathHarnessError"):
+        from rewardkit.math import reward
 
-        return math_reward
+        return getattr(reward, name)
     raise AttributeError(f"module 'rewardkit.math' has no attribute {name!r}")

@@ -1,20 +1,17 @@
 """The grader's entry points: ``grade`` a response, ``compare_answers`` for an extracted answer.
 
 Pipeline: extraction -> normalization -> representation -> comparison. The fast path (exact
-strings, exact rationals, structure) runs in-process without sympy; only comparisons that need
-symbolic work go to the sandbox worker, within the call's time budget.
+strings, exact rationals, structure) runs in-process without sympy, on inputs of bounded size;
+only comparisons that need symbolic work go to a sandbox worker, under the answer's CPU budget.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 from rewardkit.failures import FailureTag
+from rewardkit.math.caching import MB, BoundedCache, bounded_cache, per_character, text_size
 from rewardkit.math.comparison import POLICIES, NeedsSymbolic, Outcome, Settings, compare_values
 from rewardkit.math.extraction import extract_answer, unwrap_gold
 from rewardkit.math.hedging import is_hedged
@@ -26,6 +23,11 @@ from rewardkit.math.verdict import MathVerdict
 _EXTRACT_MODES = ("boxed", "auto")
 #: Answers longer than this (and than twice the gold) are refused unread: no real answer is.
 MAX_ANSWER_LENGTH = 50_000
+#: Responses longer than this (about 250,000 tokens) are wrong unread (``reason="guard"``): reading
+#: them would cost more than the budget, and no model's final answer needs more.
+MAX_RESPONSE_LENGTH = 1_000_000
+#: Golds longer than this are a bad gold (``HARNESS_ERROR``): the longest of 4,218 real golds has 993.
+MAX_GOLD_LENGTH = 100_000
 
 
 class MathGraderError(ValueError):
@@ -40,7 +42,15 @@ class _Gold:
     error: str | None
 
 
-@lru_cache(maxsize=16_384)
+def _prepared_gold(gold: str) -> _Gold:
+    """The gold, normalized and parsed (cached), or why it cannot be graded against."""
+    if len(gold) > MAX_GOLD_LENGTH:
+        error = f"gold of {len(gold):,} characters is over the {MAX_GOLD_LENGTH:,}-character limit (MAX_GOLD_LENGTH)"
+        return _Gold(gold, "", None, error)
+    return _prepare_gold(gold)
+
+
+@bounded_cache(64 * MB, max_key_length=MAX_GOLD_LENGTH, size=per_character(200, 4096))
 def _prepare_gold(gold: str) -> _Gold:
     """Normalize and parse a gold once (an RL group grades many responses against it)."""
     unwrapped = unwrap_gold(gold)
@@ -52,13 +62,21 @@ def _prepare_gold(gold: str) -> _Gold:
     return _Gold(gold, normalized, parse_value(normalized), None)
 
 
-def _check_options(policy: str, timeout: float, extract: str = "boxed", tolerance: float = 1e-6) -> None:
+def _is_positive_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
+def _check_options(
+    policy: str, timeout: float, extract: str = "boxed", tolerance: float = 1e-6, wall_ceiling: float | None = None
+) -> None:
     if policy not in POLICIES:
         raise MathGraderError(f"policy={policy!r} is not one of {POLICIES}")
     if extract not in _EXTRACT_MODES:
         raise MathGraderError(f"extract={extract!r} is not one of {_EXTRACT_MODES}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise MathGraderError(f"timeout={timeout!r} must be a positive number of seconds")
+    if not _is_positive_number(timeout) or timeout == float("inf"):
+        raise MathGraderError(f"timeout={timeout!r} must be a positive number of CPU seconds")
+    if wall_ceiling is not None and not _is_positive_number(wall_ceiling):
+        raise MathGraderError(f"wall_ceiling={wall_ceiling!r} must be None or a positive number of seconds")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
         raise MathGraderError(f"tolerance={tolerance!r} must be a relative tolerance in [0, 1)")
 
@@ -75,7 +93,7 @@ def _as_text(value: object) -> str | None:
 
 def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str) -> MathVerdict:
     detail = {"normalized_answer": normalized_answer, "normalized_gold": gold.normalized}
-    if outcome.reason in ("bad_gold", "crash"):
+    if outcome.reason in _HARNESS_REASONS:
         error = outcome.error or "unknown error"
         if outcome.reason == "bad_gold" and repr(gold.raw) not in error:
             error = f"gold {gold.raw!r}: {error}"  # the gold as the caller gave it, not only its normalized form
@@ -89,10 +107,17 @@ def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str)
     return MathVerdict(outcome.correct, tag, answer, gold.raw, outcome.reason, detail)
 
 
-def _compare(
-    answer: str, gold_text: str, settings: Settings, deadline: float, sandbox: bool
-) -> MathVerdict:
-    gold = _prepare_gold(gold_text)
+@dataclass(frozen=True)
+class _Budget:
+    """A call's symbolic budget: CPU seconds of the worker's own time, and the wall-clock ceiling."""
+
+    cpu: float
+    wall_ceiling: float | None
+    sandbox: bool
+
+
+def _compare(answer: str, gold_text: str, settings: Settings, budget: _Budget) -> MathVerdict:
+    gold = _prepared_gold(gold_text)
     if gold.error is not None or gold.value is None:
         detail = {"normalized_answer": "", "normalized_gold": "", "error": gold.error or "bad gold"}
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold_text, "bad_gold", detail)
@@ -110,48 +135,41 @@ def _compare(
     try:
         outcome = compare_values(parse_value(normalized_answer), gold.value, settings, None)
     except NeedsSymbolic:
-        outcome = _symbolic(normalized_answer, gold.normalized, settings, deadline, sandbox)
+        outcome = _symbolic(normalized_answer, gold.normalized, settings, budget)
     except RecursionError:
         outcome = Outcome(False, "guard")
     return _verdict(outcome, answer, gold, normalized_answer)
 
 
+# Our side's failures: a HARNESS_ERROR verdict, never a wrong answer (eval leaves them out of scores).
+_HARNESS_REASONS = ("bad_gold", "crash", "overloaded")
 # Symbolic outcomes by (answer, gold, policy, tolerance): identical responses in an RL group, or a
-# bad gold, cost one worker round-trip only. Timeouts and crashes are not cached (they may pass later).
-_SYMBOLIC_CACHE: OrderedDict[tuple[str, str, str, float], Outcome] = OrderedDict()
-_SYMBOLIC_CACHE_LOCK = threading.Lock()  # grade is called from many threads (reward workers)
-_SYMBOLIC_CACHE_SIZE = 16_384
-_UNCACHED_REASONS = ("timeout", "crash")
+# bad gold, cost one worker round-trip only. Timeouts (which depend on the budget), crashes and
+# overloads (which may pass later) are not cached. Bounded by bytes (keys are at most a few
+# hundred characters: longer answers are refused before symbolic work).
+_SYMBOLIC_CACHE: BoundedCache[Outcome] = BoundedCache(16 * MB, per_character(2, 1024))
+_UNCACHED_REASONS = ("timeout", "crash", "overloaded")
 # Golds the symbolic parser refused, by normalized gold: bad for every answer, so the other
 # responses of the group get the verdict without a worker round-trip.
-_BAD_GOLDS: OrderedDict[str, Outcome] = OrderedDict()
+_BAD_GOLDS: BoundedCache[Outcome] = BoundedCache(4 * MB, text_size)
 
 
 def _remember(key: tuple[str, str, str, float], outcome: Outcome) -> None:
     if outcome.reason in _UNCACHED_REASONS:
         return
-    with _SYMBOLIC_CACHE_LOCK:
-        _SYMBOLIC_CACHE[key] = outcome
-        if len(_SYMBOLIC_CACHE) > _SYMBOLIC_CACHE_SIZE:
-            _SYMBOLIC_CACHE.popitem(last=False)
-        if outcome.reason == "bad_gold":
-            _BAD_GOLDS[key[1]] = outcome
-            if len(_BAD_GOLDS) > _SYMBOLIC_CACHE_SIZE:
-                _BAD_GOLDS.popitem(last=False)
+    _SYMBOLIC_CACHE.put(key, outcome)
+    if outcome.reason == "bad_gold":
+        _BAD_GOLDS.put(key[1], outcome)
 
 
-def _symbolic(answer: str, gold: str, settings: Settings, deadline: float, sandbox: bool) -> Outcome:
+def _symbolic(answer: str, gold: str, settings: Settings, budget: _Budget) -> Outcome:
     key = (answer, gold, settings.policy, settings.tolerance)
-    with _SYMBOLIC_CACHE_LOCK:
-        cached = _SYMBOLIC_CACHE.get(key) or _BAD_GOLDS.get(gold)
+    cached = _SYMBOLIC_CACHE.get(key) or _BAD_GOLDS.get(gold)
     if cached is not None:
         return cached
-    if sandbox:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return Outcome(False, "timeout")
-        # symbolic_task imports sympy in the worker: this thread never waits for that import.
-        outcome = default_sandbox().run(symbolic_task, key, remaining)
+    if budget.sandbox:
+        # symbolic_task imports sympy in the worker: this process never imports it.
+        outcome = default_sandbox().run(symbolic_task, key, cpu_budget=budget.cpu, wall_ceiling=budget.wall_ceiling)
     else:
         from rewardkit.math.symbolic import symbolic_compare
 
@@ -165,6 +183,19 @@ def _crash_verdict(error: BaseException, answer: str | None, gold: object) -> Ma
     return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, _as_text(gold), "crash", detail)
 
 
+def _too_long_response(response: str, gold: object) -> MathVerdict:
+    gold_text = _as_text(gold)
+    if gold_text is None:
+        return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), None, gold)
+    prepared = _prepared_gold(gold_text)
+    if prepared.error is not None:
+        detail = {"normalized_answer": "", "normalized_gold": "", "error": prepared.error}
+        return MathVerdict(False, FailureTag.HARNESS_ERROR, None, gold_text, "bad_gold", detail)
+    error = f"response of {len(response):,} characters is over the {MAX_RESPONSE_LENGTH:,}-character limit (MAX_RESPONSE_LENGTH)"
+    detail = {"normalized_answer": "", "normalized_gold": prepared.normalized, "error": error}
+    return MathVerdict(False, FailureTag.WRONG_ANSWER, None, gold_text, "guard", detail)
+
+
 def compare_answers(
     answer: str,
     gold: str,
@@ -173,25 +204,34 @@ def compare_answers(
     timeout: float = 1.0,
     sandbox: bool = True,
     tolerance: float = 1e-6,
+    wall_ceiling: float | None = None,
 ) -> MathVerdict:
-    """Grade an already extracted ``answer`` against ``gold`` (golden pairs use this); never raises for text."""
-    _check_options(policy, timeout, tolerance=tolerance)
-    deadline = time.monotonic() + timeout
+    """Grade an already extracted ``answer`` against ``gold`` (golden pairs use this); never raises for text.
+
+    ``timeout`` is the answer's budget: CPU seconds of symbolic work, counted in the worker, so
+    the verdict does not depend on the machine's load. ``wall_ceiling`` bounds the wall time of
+    each attempt at the symbolic work (default ``max(10 * timeout, 10)`` seconds); past it the
+    verdict is ``overloaded`` (``HARNESS_ERROR``). ``sandbox=False`` runs symbolic work in this
+    process, unbounded: the caller then owns the budget.
+    """
+    _check_options(policy, timeout, tolerance=tolerance, wall_ceiling=wall_ceiling)
     if sandbox:
-        # The first use starts the symbolic workers in a background thread (a no-op afterwards):
-        # the fast path never waits for them, a symbolic comparison waits at most its budget.
+        # The first use starts the symbolic workers in the background (a no-op afterwards): the
+        # fast path never waits for them; a symbolic comparison waits for them, uncharged.
         default_sandbox().start_in_background()
+    budget = _Budget(float(timeout), wall_ceiling, sandbox)
+    settings = Settings(policy, tolerance)  # type: ignore[arg-type]
     answer_text, gold_text = _as_text(answer), _as_text(gold)
     if gold_text is None:
         return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), answer_text, gold)
     if answer_text is None or not answer_text.strip():
-        gold_info = _prepare_gold(gold_text)
+        gold_info = _prepared_gold(gold_text)
         if gold_info.error is not None:
-            return _compare("", gold_text, Settings(policy, tolerance), deadline, sandbox)  # type: ignore[arg-type]
+            return _compare("", gold_text, settings, budget)
         detail = {"normalized_answer": "", "normalized_gold": gold_info.normalized}
         return MathVerdict(False, FailureTag.NO_ANSWER, answer_text, gold_text, "no_answer", detail)
     try:
-        return _compare(answer_text, gold_text, Settings(policy, tolerance), deadline, sandbox)  # type: ignore[arg-type]
+        return _compare(answer_text, gold_text, settings, budget)
     except Exception as error:  # a bug on our side: reported, never raised into the RL loop
         return _crash_verdict(error, answer_text, gold)
 
@@ -205,20 +245,28 @@ def grade(
     timeout: float = 1.0,
     sandbox: bool = True,
     tolerance: float = 1e-6,
+    wall_ceiling: float | None = None,
 ) -> MathVerdict:
     """Grade a model ``response`` against ``gold``: extract the final answer, then ``compare_answers``.
 
-    ``sandbox=False`` runs symbolic work in this process (the caller then owns the time budget).
+    ``timeout`` is CPU seconds of symbolic work (see ``compare_answers``); responses over
+    ``MAX_RESPONSE_LENGTH`` characters and golds over ``MAX_GOLD_LENGTH`` are refused unread.
     """
-    _check_options(policy, timeout, extract, tolerance)
-    started = time.monotonic()
+    _check_options(policy, timeout, extract, tolerance, wall_ceiling)
+    if isinstance(response, str) and len(response) > MAX_RESPONSE_LENGTH:
+        return _too_long_response(response, gold)
     try:
         answer = extract_answer(response, extract) if isinstance(response, str) else None  # type: ignore[arg-type]
     except Exception as error:
         return _crash_verdict(error, None, gold)
-    remaining = max(timeout - (time.monotonic() - started), 1e-3)
     return compare_answers(
-        answer, gold, policy=policy, timeout=remaining, sandbox=sandbox, tolerance=tolerance  # type: ignore[arg-type]
+        answer,  # type: ignore[arg-type]
+        gold,
+        policy=policy,
+        timeout=timeout,
+        sandbox=sandbox,
+        tolerance=tolerance,
+        wall_ceiling=wall_ceiling,
     )
 
 
@@ -230,7 +278,10 @@ def is_equivalent(
     timeout: float = 1.0,
     sandbox: bool = True,
     tolerance: float = 1e-6,
+    wall_ceiling: float | None = None,
 ) -> bool:
     """Answer-vs-answer equivalence under ``policy`` (True only when ``compare_answers`` says correct)."""
-    verdict = compare_answers(answer, gold, policy=policy, timeout=timeout, sandbox=sandbox, tolerance=tolerance)
+    verdict = compare_answers(
+        answer, gold, policy=policy, timeout=timeout, sandbox=sandbox, tolerance=tolerance, wall_ceiling=wall_ceiling
+    )
     return verdict.correct

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
+from rewardkit.math.caching import MB, bounded_cache
 from rewardkit.math.extraction import read_group, unwrap_gold
 
 
@@ -389,7 +389,7 @@ STEPS: tuple[NormalizationStep, ...] = (
 MAX_NORMALIZED_LENGTH = 10_000
 
 
-@lru_cache(maxsize=65_536)
+@bounded_cache(32 * MB, max_key_length=4096)  # bounded by bytes: long unique answers stream through
 def normalize(text: str) -> str:
     """The canonical string of an answer or gold: every step of ``STEPS`` in order."""
     text = unwrap_gold(text)

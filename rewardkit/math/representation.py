@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
-from functools import lru_cache
 from math import gcd, log10
 
+from rewardkit.math.caching import MB, bounded_cache, per_character
 from rewardkit.math.guards import nesting_depth
 
 
@@ -298,7 +298,7 @@ def _parse_matrix(body: str) -> Matrix:
     return Matrix(tuple(tuple(parse_value(cell.strip()) for cell in row.split("&")) for row in rows))
 
 
-@lru_cache(maxsize=65_536)
+@bounded_cache(64 * MB, max_key_length=4096, size=per_character(160, 4096))  # value trees: <= ~260 B/char measured
 def parse_value(text: str) -> Value:
     """The value tree of a normalized answer (never raises: unknown shapes are ``Expression``)."""
     text = text.strip()

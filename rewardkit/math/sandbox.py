@@ -1,201 +1,503 @@
-"""A killable, memory-capped worker pool for symbolic work (no signals, works in any thread).
+"""Symbolic work in killable worker processes, under a CPU budget: the same verdict at any load.
 
-SIGALRM-based timeouts fail off the main thread and cancel the host's own alarms, so symbolic
-comparisons run in pebble ``ProcessPool`` workers instead: started in a background thread on
-the grader's first use (or synchronously by ``warm_up()``), capped with ``RLIMIT_AS``, killed and
-replaced when a task overruns, closed at exit. A call never waits for the start longer than its
-own budget: a comparison that finds the workers still starting is a ``timeout``.
+``grade`` never runs sympy in the calling process (no signals there: it works in any thread and
+inside asyncio). A comparison that needs sympy is a task for a worker process, which charges the
+task's own CPU time against the answer's budget (``timeout``, CPU seconds): a busy machine makes
+the task slower, never more expensive, so the verdict does not depend on the load. The parent
+keeps a wall-clock ceiling for a worker that is starved or hung (its own option, by default ten
+times the budget and at least 10 s): past it the worker is killed and replaced, and the outcome
+is ``overloaded`` (our side's failure, ``HARNESS_ERROR``), never a wrong answer. So are a worker
+that died and workers that could not start within the ceiling; each such attempt is retried once.
+
+Workers are forked by a fork server (``sandbox_server``), a fresh interpreter that imports sympy
+and the LaTeX parser once. It is started in the background on the grader's first use (any call,
+fast path included) or by ``warm_up()``; a symbolic comparison that finds it still starting
+waits for it, within the ceiling, and the wait is not charged to the answer. See docs/math.md.
 """
 
 from __future__ import annotations
 
 import atexit
-import multiprocessing
+import contextlib
+import json
 import os
+import pickle
+import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
-from pebble import ProcessExpired, ProcessPool
-
-from rewardkit.child_processes import cap_address_space
+from rewardkit.math import sandbox_server as server
 from rewardkit.math.comparison import Outcome
 
-#: How long ``warm_up()`` (or a test) may wait for the workers to answer their first ping.
-STARTUP_TIMEOUT = 60.0
-#: Extra address space each worker may use on top of what it inherits at start.
+#: Workers per process: symbolic comparisons are rare (the fast path decides most answers).
+DEFAULT_WORKERS = 2
+#: How long ``warm_up()`` (or a test) may wait for the workers to start.
+STARTUP_TIMEOUT = 120.0
+#: Extra address space each worker may use on top of the fork server's size.
 DEFAULT_MEMORY_HEADROOM = 2 * 1024**3
-#: Part of the budget kept for the hop back (cancelling, returning): the call ends within its budget.
-_RETURN_MARGIN = 0.04
-_MINIMUM_TASK_TIME = 0.005
-STILL_STARTING = "the symbolic workers were still starting (cold start); call warm_up() at start-up"
+#: The default wall-clock ceiling: this many times the CPU budget, and at least ``MINIMUM_WALL_CEILING``.
+CEILING_FACTOR = 10.0
+MINIMUM_WALL_CEILING = 10.0
+#: How long the parent waits for a control reply from the fork server outside of a start.
+_CONTROL_TIMEOUT = 30.0
+#: The server warms up once the first task is done and the workers are idle, or after this long.
+_WARM_DELAY_SECONDS = 3.0
+
+_BOOT = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from rewardkit.math.sandbox_server import main; main(sys.argv[2:])"
+)
 
 
-def _limit_memory(headroom: int) -> None:
-    """Worker initializer: cap the address space at its current size plus ``headroom`` bytes."""
-    cap_address_space(headroom)
-    import rewardkit.math.symbolic  # noqa: F401  (warm: parse tables and sympy are ready)
-
-
-def _ping() -> int:
-    return os.getpid()
+def default_wall_ceiling(cpu_budget: float) -> float:
+    """The wall-clock ceiling used when none is given: ``max(10 * cpu_budget, 10 s)``."""
+    return max(CEILING_FACTOR * cpu_budget, MINIMUM_WALL_CEILING)
 
 
 def symbolic_task(answer: str, gold: str, policy: str, tolerance: float) -> Outcome:
     """The worker's task: ``symbolic.symbolic_compare``, referenced from this sympy-free module so
-    that scheduling it never makes the calling thread import sympy (pebble pickles by name)."""
+    that scheduling it never makes the calling process import sympy (tasks are pickled by name)."""
     from rewardkit.math.symbolic import symbolic_compare
 
     return symbolic_compare(answer, gold, policy, tolerance)
 
 
-class SandboxClosed(RuntimeError):
+class SandboxUnavailable(RuntimeError):
+    """The symbolic workers cannot be started here (no Python executable, sympy missing, closed)."""
+
+
+class SandboxClosed(SandboxUnavailable):
     """The sandbox was closed (interpreter exit): no new workers are started."""
 
 
-class SymbolicSandbox:
-    """Runs ``function(*args)`` in a pre-started worker within a time budget; never raises for the task.
+def overloaded(error: str) -> Outcome:
+    """The outcome when the machine could not give the budget: ``HARNESS_ERROR``, never a verdict."""
+    return Outcome(False, "overloaded", error)
 
-    Two ways to start: ``pool()`` (synchronous: imports sympy and the LaTeX parser, warms their
-    caches, then forks, so every worker starts warm) and ``start_in_background()`` (the grader's
-    first use: imports, forks at once, then warms the parent so that replacements start warm).
+
+@dataclass(eq=False)
+class _Worker:
+    pid: int
+    connection: Connection
+    warm: bool  # forked from a warmed-up fork server
+    server: _ForkServerHandle
+
+
+class _ForkServerHandle:
+    """The fork server seen from the parent: its process and its control socket (one request at a time)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], control: socket.socket) -> None:
+        self.process = process
+        self.control = control
+        self.lock = threading.Lock()
+        self.broken = False
+
+    @property
+    def alive(self) -> bool:
+        return not self.broken and self.process.poll() is None
+
+    def _read(self, size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = self.control.recv(size - len(data))
+            if not chunk:
+                raise EOFError("the fork server closed its control socket")
+            data += chunk
+        return data
+
+    def read_reply(self, timeout: float) -> tuple[bytes, int, int]:
+        self.control.settimeout(timeout)
+        kind, pid, value = server.REPLY.unpack(self._read(server.REPLY.size))
+        if kind == server.ERROR:
+            message = self._read(value).decode("utf-8", "replace") if value else "refused a request"
+            raise SandboxUnavailable(f"the symbolic fork server failed: {message}")
+        return kind, pid, value
+
+    def request(self, command: bytes, argument: int = 0, *, fd: int | None = None, timeout: float = _CONTROL_TIMEOUT) -> tuple[bytes, int, int]:
+        """Send one request and read its reply; any failure marks the server broken (it is replaced)."""
+        with self.lock:
+            if self.broken:
+                raise SandboxUnavailable("the symbolic fork server is gone")
+            try:
+                message = server.REQUEST.pack(command, argument)
+                if fd is None:
+                    self.control.sendall(message)
+                else:
+                    socket.send_fds(self.control, [message], [fd])
+                return self.read_reply(timeout)
+            except (OSError, EOFError, SandboxUnavailable) as error:
+                self.broken = True  # a lost or late reply would desynchronise the protocol
+                self.process.kill()
+                raise SandboxUnavailable(f"the symbolic fork server stopped answering: {type(error).__name__}: {error}") from None
+
+    def close(self) -> None:
+        """Close the control socket and end the server (it holds no state; its workers die with it)."""
+        self.broken = True
+        with contextlib.suppress(OSError):
+            self.control.close()
+        try:
+            self.process.wait(timeout=0.05)  # idle, it exits on its own at once
+        except subprocess.TimeoutExpired:
+            self.process.kill()  # busy warming up: no need to wait for it
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
+
+
+class SymbolicSandbox:
+    """Runs ``function(*args)`` in a worker process under a CPU budget and a wall-clock ceiling.
+
+    ``run`` never raises for the task: it returns the task's ``Outcome``, or ``timeout`` (the
+    task used up its CPU budget), ``guard`` (the worker's memory cap), ``overloaded`` (the
+    ceiling came first, the workers were not up, a worker died: retried once) or ``crash``
+    (the sandbox cannot run here, or the task raised).
     """
 
-    def __init__(self, workers: int = 2, memory_headroom: int = DEFAULT_MEMORY_HEADROOM) -> None:
-        self._workers = workers
+    def __init__(self, workers: int = DEFAULT_WORKERS, memory_headroom: int = DEFAULT_MEMORY_HEADROOM) -> None:
+        self._size = workers
         self._memory_headroom = memory_headroom
-        self._pool: ProcessPool | None = None
-        self._lock = threading.Lock()  # guards creating, replacing and closing the pool
-        self._ready = threading.Event()  # set once a start ended: with a pool, or with _start_error
-        self._starter: threading.Thread | None = None
-        self._start_error: BaseException | None = None
+        self._setup()
+        _SANDBOXES.add(self)
+
+    def _setup(self) -> None:
+        self._condition = threading.Condition()  # guards everything below
+        self._idle: list[_Worker] = []
+        self._count = 0  # workers alive: idle or running a task
+        self._server: _ForkServerHandle | None = None
+        self._server_warm = threading.Event()
+        self._keeper: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._failures = 0
+        self._error = ""
+        self._tasks_done = 0
+        self._warm_requested = False
         self._closed = False
+        self._pid = os.getpid()
+
+    # -- the keeper thread: the only thread that starts the fork server and asks it for workers --
+
+    def start_in_background(self) -> None:
+        """Start the fork server and the workers in a daemon thread unless they run; returns at once."""
+        if self._keeper is not None and self._count >= self._size:
+            return  # the common case, two attribute reads: the fast path never waits here
+        with self._condition:
+            self._wake_keeper()
+
+    def _wake_keeper(self) -> None:  # with the condition held
+        if self._closed:
+            return
+        if self._keeper is None or not self._keeper.is_alive():
+            # Long-lived on purpose: the kernel's parent-death signal of the fork server fires when
+            # the thread that started it exits, so that thread must live as long as the process.
+            self._keeper = threading.Thread(target=self._keep, name="rewardkit-math-sandbox", daemon=True)
+            self._keeper.start()
+        self._wake.set()
+
+    def _keep(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
+            try:
+                self._maintain()
+            except Exception as error:  # reported to the waiting calls; the next call tries again
+                with self._condition:
+                    self._failures += 1
+                    self._error = f"{type(error).__name__}: {error}" if not isinstance(error, SandboxUnavailable) else str(error)
+                    self._condition.notify_all()
+
+    def _maintain(self) -> None:
+        """Bring the fork server up, fork workers up to the pool size, then warm the server."""
+        while not self._closed:
+            server_handle = self._server
+            if server_handle is None or not server_handle.alive:
+                if server_handle is not None:
+                    server_handle.close()
+                self._server_warm.clear()
+                server_handle = self._spawn_server()
+                with self._condition:
+                    if self._closed:
+                        server_handle.close()
+                        return
+                    self._server = server_handle
+                    # The old server's workers died with it: forget the idle ones at once.
+                    stale = [worker for worker in self._idle if worker.server is not server_handle]
+                    self._idle = [worker for worker in self._idle if worker.server is server_handle]
+                    self._count -= len(stale)
+                for worker in stale:
+                    worker.connection.close()
+            with self._condition:
+                missing = self._size - self._count
+            if missing > 0:
+                worker = self._fork_worker(server_handle)
+                with self._condition:
+                    self._count += 1
+                    self._idle.append(worker)
+                    self._condition.notify_all()
+                continue
+            if not self._server_warm.is_set():
+                with self._condition:  # warming takes a second of CPU: not while the first tasks run
+                    self._condition.wait_for(self._quiet_or_needed, timeout=_WARM_DELAY_SECONDS)
+                    if self._count < self._size:
+                        continue  # a worker to replace first
+                server_handle.request(server.WARM, timeout=STARTUP_TIMEOUT)
+                self._server_warm.set()
+                continue
+            return
+
+    def _quiet_or_needed(self) -> bool:  # with the condition held
+        quiet = self._tasks_done > 0 and len(self._idle) == self._count
+        return quiet or self._closed or self._warm_requested or self._count < self._size
+
+    def _spawn_server(self) -> _ForkServerHandle:
+        if not sys.executable:
+            raise SandboxUnavailable("no Python executable to start the workers (sys.executable is empty): use sandbox=False")
+        if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
+            raise SandboxUnavailable(f"the symbolic workers need fork() and fd passing, not available on {sys.platform}: use sandbox=False")
+        parent_end, server_end = socket.socketpair()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, json.dumps([str(entry) for entry in sys.path]), str(server_end.fileno()), str(os.getpid()), str(self._memory_headroom)],
+                pass_fds=(server_end.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # the host's stdout may be a protocol channel (an LSP server's)
+            )
+        except BaseException:
+            parent_end.close()
+            raise
+        finally:
+            server_end.close()
+        handle = _ForkServerHandle(process, parent_end)
+        try:
+            kind, _, _ = handle.read_reply(STARTUP_TIMEOUT)
+        except (OSError, EOFError, SandboxUnavailable) as error:
+            handle.close()
+            if isinstance(error, SandboxUnavailable):
+                raise
+            raise SandboxUnavailable(f"the symbolic fork server did not start: {type(error).__name__}: {error}") from None
+        if kind != server.READY:
+            handle.close()
+            raise SandboxUnavailable(f"the symbolic fork server sent {kind!r} instead of ready")
+        return handle
+
+    def _fork_worker(self, server_handle: _ForkServerHandle) -> _Worker:
+        ours, theirs = socket.socketpair()
+        try:
+            _, pid, warm = server_handle.request(server.FORK, fd=theirs.fileno())
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return _Worker(pid, Connection(ours.detach()), bool(warm), server_handle)
+
+    # -- callers ------------------------------------------------------------------------------
 
     @property
     def ready(self) -> bool:
-        """True when a running pool can take a task now (no start to wait for)."""
-        pool = self._pool
-        return pool is not None and pool.active
+        """True when every worker is up (no start to wait for)."""
+        server_handle = self._server
+        return self._count >= self._size and server_handle is not None and server_handle.alive
 
-    def _context(self) -> Any:
-        if sys.platform.startswith("linux"):
-            return multiprocessing.get_context("fork")  # workers inherit the imported sympy: fast replacement
-        return multiprocessing.get_context()
+    def _acquire(self, deadline: float) -> _Worker | Outcome | None:
+        """An idle worker; ``None`` when none was free by ``deadline``; an Outcome when none can start."""
+        self._check_fork()
+        with self._condition:
+            failures = self._failures
+            while True:
+                if self._closed:
+                    return Outcome(False, "crash", "sandbox unavailable: it was closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._failures != failures:
+                    return Outcome(False, "crash", f"sandbox unavailable: {self._error}")
+                server_handle = self._server
+                if self._count < self._size or server_handle is None or not server_handle.alive:
+                    self._wake_keeper()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._condition.wait(remaining)
 
-    def _start(self, *, warm_first: bool) -> ProcessPool:
-        # sympy and the LaTeX parser are imported here, in the parent: forked workers inherit them.
-        from rewardkit.math.symbolic import warm_symbolic
-
-        if warm_first:
-            warm_symbolic()
-        with self._lock:
+    def _release(self, worker: _Worker) -> None:
+        with self._condition:
+            self._tasks_done += 1
             if self._closed:
-                raise SandboxClosed("the symbolic sandbox is closed")
-            pool = self._pool
-            if pool is None or not pool.active:
-                pool = ProcessPool(
-                    max_workers=self._workers,
-                    initializer=_limit_memory,
-                    initargs=(self._memory_headroom,),
-                    context=self._context(),
-                )
-                pool.schedule(_ping).result(timeout=STARTUP_TIMEOUT)
-                self._pool = pool
-            self._start_error = None
-            self._ready.set()
-        if not warm_first:
-            warm_symbolic()  # in the parent, after the fork: workers forked from now on start warm
-        return pool
-
-    def pool(self) -> ProcessPool:
-        """The running pool, started (warm, synchronously) on first use or after it broke."""
-        pool = self._pool
-        if pool is not None and pool.active:
-            return pool
-        return self._start(warm_first=True)
-
-    def start_in_background(self) -> None:
-        """Start the workers in a daemon thread unless they run or are starting; returns at once."""
-        if self._starter is not None or self._closed:
-            return  # the common case, one attribute read: the fast path never waits here
-        with self._lock:
-            if self._starter is not None or self._closed:
+                worker.connection.close()
                 return
-            self._starter = threading.Thread(
-                target=self._background_start, name="rewardkit-math-sandbox-start", daemon=True
-            )
-            self._starter.start()
+            self._idle.append(worker)
+            self._condition.notify_all()
 
-    def _background_start(self) -> None:
-        try:
-            self._start(warm_first=False)
-        except BaseException as error:  # reported to the calls waiting for it, retried by the next one
-            self._start_error = error
-            self._ready.set()
+    def _discard(self, worker: _Worker, *, kill: bool) -> None:
+        """Drop ``worker`` (killing it if it may still run) and have the keeper fork a replacement."""
+        worker.connection.close()  # an idle worker exits when it reads the end of its connection
+        server_handle = self._server
+        if kill and server_handle is not None and server_handle.alive:
+            with contextlib.suppress(SandboxUnavailable):
+                server_handle.request(server.KILL, worker.pid)
+        with self._condition:
+            self._count -= 1
+            self._wake_keeper()
+            self._condition.notify_all()
 
-    def _wait_for_pool(self, deadline: float) -> ProcessPool | Outcome:
-        """The running pool, or the verdict for a call whose budget ended before the pool was up."""
-        pool = self._pool
-        if pool is not None and pool.active:
-            return pool
-        if self._closed:
-            return Outcome(False, "crash", "sandbox unavailable: it was closed")
-        with self._lock:
-            if self._pool is not None and not self._pool.active:  # broken (or stopped): start anew
-                self._pool, self._starter = None, None
-                self._ready.clear()
-        self.start_in_background()
-        if not self._ready.wait(max(deadline - time.monotonic(), 0.0)):
-            return Outcome(False, "timeout", STILL_STARTING)
-        error = self._start_error
-        if error is not None:
-            with self._lock:  # let the next call try again
-                self._starter, self._start_error = None, None
-                self._ready.clear()
-            return Outcome(False, "crash", f"sandbox unavailable: {type(error).__name__}: {error}")
-        pool = self._pool
-        if pool is None or not pool.active:
-            return Outcome(False, "crash", "sandbox unavailable: the worker pool stopped")
-        return pool
+    def _exit_signal(self, worker: _Worker) -> int | None:
+        """The signal that ended ``worker`` (it is gone: its connection ended), if the server knows it."""
+        server_handle = self._server
+        if server_handle is None or not server_handle.alive:
+            return None
+        try:
+            _, _, status = server_handle.request(server.WAIT, worker.pid)
+        except SandboxUnavailable:
+            return None
+        if status == server.UNKNOWN_STATUS or not os.WIFSIGNALED(status):
+            return None
+        return os.WTERMSIG(status)
 
-    def run(self, function: Any, args: tuple[Any, ...], timeout: float) -> Outcome:
-        """The task's ``Outcome`` within ``timeout`` seconds, waiting for a starting pool included:
-        ``timeout`` (the worker is killed and replaced), ``guard`` (worker died), ``crash`` (no pool)."""
-        deadline = time.monotonic() + timeout - _RETURN_MARGIN
+    def run(self, function: Callable[..., Any], args: tuple[Any, ...], *, cpu_budget: float, wall_ceiling: float | None = None) -> Outcome:
+        """The task's ``Outcome`` within ``cpu_budget`` CPU seconds of the worker's own time.
+
+        Each attempt may take ``wall_ceiling`` seconds of wall time, waiting for a worker
+        included (``default_wall_ceiling`` when None); an ``overloaded`` attempt, or a ``timeout``
+        from a worker forked before the server was warm, is tried once more."""
+        ceiling = default_wall_ceiling(cpu_budget) if wall_ceiling is None else wall_ceiling
+        outcome, retry = self._attempt(function, args, cpu_budget, ceiling)
+        if retry:
+            outcome, _ = self._attempt(function, args, cpu_budget, ceiling)
+        return outcome
+
+    def _attempt(self, function: Callable[..., Any], args: tuple[Any, ...], cpu_budget: float, ceiling: float) -> tuple[Outcome, bool]:
+        deadline = time.monotonic() + ceiling
+        worker = self._acquire(deadline)
+        if worker is None:
+            why = "all busy" if self.ready else "still starting"
+            return overloaded(f"no symbolic worker was free within the {ceiling:g} s wall ceiling (workers {why})"), True
+        if isinstance(worker, Outcome):
+            return worker, False
         try:
-            pool = self._wait_for_pool(deadline)
-            if isinstance(pool, Outcome):
-                return pool
-            task_time = max(deadline - time.monotonic(), _MINIMUM_TASK_TIME)
-            future = pool.schedule(function, args=args, timeout=task_time)
-        except Exception as error:  # the pool itself failed: our side's problem
-            return Outcome(False, "crash", f"sandbox unavailable: {type(error).__name__}: {error}")
-        try:
-            return future.result(timeout=task_time)
-        except FutureTimeout:
-            future.cancel()  # pebble terminates the running worker and starts a fresh one
-            return Outcome(False, "timeout")
-        except MemoryError:
-            return Outcome(False, "guard", "the worker's memory limit was reached")
-        except ProcessExpired as error:
-            return Outcome(False, "guard", f"worker died ({error}): memory limit or crash")
+            request = pickle.dumps((function, args, cpu_budget), pickle.HIGHEST_PROTOCOL)
         except Exception as error:
-            return Outcome(False, "crash", f"{type(error).__name__}: {error}")
+            self._release(worker)
+            return Outcome(False, "crash", f"cannot send the task: {type(error).__name__}: {error}"), False
+        try:
+            worker.connection.send_bytes(request)
+            if not worker.connection.poll(max(deadline - time.monotonic(), 0.0)):
+                self._discard(worker, kill=True)
+                return overloaded(f"the symbolic work did not finish within the {ceiling:g} s wall ceiling "
+                                  f"(a {cpu_budget:g} s CPU budget): the machine is too busy"), True
+            reply = worker.connection.recv_bytes()
+        except (EOFError, OSError):
+            death = self._exit_signal(worker)
+            self._discard(worker, kill=True)
+            if death == signal.SIGXCPU:  # stuck in one C call past budget + grace: the answer's cost
+                return Outcome(False, "timeout"), False
+            cause = f"signal {signal.Signals(death).name}" if death else "exited"
+            return overloaded(f"the symbolic worker died ({cause})"), True
+        except BaseException:
+            self._discard(worker, kill=True)  # interrupted (KeyboardInterrupt): never leak a busy worker
+            raise
+        try:
+            status, payload, _ = pickle.loads(reply)
+        except Exception as error:
+            self._release(worker)
+            return Outcome(False, "crash", f"cannot read the task's result: {type(error).__name__}: {error}"), False
+        if status == "timeout":
+            self._discard(worker, kill=False)  # it exits by itself
+            return Outcome(False, "timeout"), not worker.warm
+        self._release(worker)
+        if status == "ok":
+            return payload, False
+        if status == "memory":
+            return Outcome(False, "guard", "the worker's memory limit was reached"), False
+        return Outcome(False, "crash", str(payload)), False
+
+    # -- start-up and shutdown -------------------------------------------------------------------
+
+    def warm_up(self, timeout: float = STARTUP_TIMEOUT) -> bool:
+        """Start now and wait until every worker is up and forked from a warmed-up server (cold
+        workers forked earlier are replaced). An optimisation only: returns whether that happened."""
+        deadline = time.monotonic() + timeout
+        self._check_fork()
+        with self._condition:
+            failures = self._failures
+            self._warm_requested = True
+            self._wake_keeper()
+            self._condition.notify_all()
+        while not self._server_warm.wait(min(max(deadline - time.monotonic(), 0.0), 0.1)):
+            if time.monotonic() >= deadline or self._failures != failures or self._closed:
+                return False
+        with self._condition:
+            cold = [worker for worker in self._idle if not worker.warm]
+            self._idle = [worker for worker in self._idle if worker.warm]
+        for worker in cold:
+            self._discard(worker, kill=False)
+        with self._condition:
+            while self._count < self._size or not self._idle:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._failures != failures or self._closed:
+                    return False
+                self._condition.wait(remaining)
+        return True
 
     def close(self) -> None:
-        """Stop the workers and refuse to start new ones (called at interpreter exit)."""
-        with self._lock:
+        """Stop the workers and the fork server; refuse to start new ones (called at interpreter exit)."""
+        with self._condition:
+            if self._closed:
+                return
             self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.stop()
-            pool.join(timeout=5)
+            idle, self._idle = self._idle, []
+            server_handle, self._server = self._server, None
+            self._condition.notify_all()
+        self._wake.set()  # the keeper sees _closed and ends
+        for worker in idle:
+            worker.connection.close()
+        if server_handle is not None:
+            server_handle.close()
 
+    def _check_fork(self) -> None:
+        if self._pid != os.getpid():  # a forked child never uses its parent's workers
+            self._forget_after_fork()
+
+    def _forget_after_fork(self) -> None:
+        """In a forked child: drop the parent's workers and fork server without touching them."""
+        stale = [worker.connection for worker in self._idle]
+        server_handle = self._server
+        self._setup()
+        for connection in stale:
+            connection.close()  # our copy of the descriptor only; the parent keeps its own
+        if server_handle is not None:
+            server_handle.broken = True
+            server_handle.control.close()
+
+
+_SANDBOXES: weakref.WeakSet[SymbolicSandbox] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for sandbox in list(_SANDBOXES):
+        sandbox._forget_after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _SANDBOX = SymbolicSandbox()
-atexit.register(_SANDBOX.close)
+
+
+def _close_all() -> None:
+    for sandbox in list(_SANDBOXES):
+        if sandbox._pid == os.getpid():
+            sandbox.close()
+
+
+atexit.register(_close_all)
 
 
 def default_sandbox() -> SymbolicSandbox:
@@ -203,7 +505,7 @@ def default_sandbox() -> SymbolicSandbox:
     return _SANDBOX
 
 
-def warm_up() -> None:
-    """Start the symbolic workers now, warm, and wait for them (instead of the background start
-    on first use, whose first symbolic calls may find them still starting)."""
-    _SANDBOX.pool()
+def warm_up(timeout: float = STARTUP_TIMEOUT) -> bool:
+    """Start the symbolic workers now, warm, and wait for them (an optimisation: without it the
+    first symbolic comparison waits for the workers, uncharged). Returns whether they are up."""
+    return _SANDBOX.warm_up(timeout)

@@ -12,7 +12,6 @@ import cmath
 import random
 import re
 import threading
-from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -20,6 +19,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
+from rewardkit.math.caching import MB, bounded_cache, per_character
 from rewardkit.math.comparison import (
     BadGold,
     Outcome,
@@ -61,7 +61,7 @@ def to_sympy(latex: str) -> Any:
     return result
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(64 * MB, max_key_length=1024, size=per_character(1500, 16384))  # sympy trees: <= ~1.3 KB/char measured
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:

@@ -27,6 +27,7 @@ REASONS: tuple[str, ...] = (
     "no_answer",
     "bad_gold",
     "crash",
+    "overloaded",
 )
 
 
