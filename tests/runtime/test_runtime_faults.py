@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit import Context, ResourceManager, ResourceSpec, calculate_rewards, reward
+from rewardkit import Context, ResourceManager, ResourceSpec, RewardError, calculate_rewards, reward
 from rewardkit import calculate as calculate_module
 from rewardkit.adapters import to_trl, to_verl
 from rewardkit.reward_threads import RewardThreadPool, RewardThreadsUnavailableError
@@ -244,3 +244,37 @@ async def test_when_the_cleanup_itself_is_cancelled_the_manager_closes_the_rest(
     assert sorted(tracker.closed) == ["env0", "env1", "env2"]  # the interrupted one closed again
     assert resources._slots == {}
     assert resources._interrupted == []
+
+
+# -- a grader that could not run (a typed RewardError from the reward) ----------------------
+
+
+class GraderUnavailableError(RewardError):
+    """Stands in for the typed error math_reward raises when its grader could not run."""
+
+
+@reward(name="faults_overloaded_grader", auto_register=False)
+def overloaded_grader(final_response: str, answer: str) -> float:
+    if final_response == "hard":
+        raise GraderUnavailableError("the grader could not run within its budget (machine overloaded)")
+    return float(final_response == answer)
+
+
+async def test_a_typed_reward_error_is_recorded_per_sample_not_raised_as_configuration() -> None:
+    samples = [{"final_response": "1", "answer": "1"}, {"final_response": "hard", "answer": "1"}]
+    results = await calculate_rewards(overloaded_grader, samples, on_error="record")
+    assert results[0] == {"reward": 1.0}
+    assert results[1].reward == 0.0
+    assert results[1].extras["error"] == (
+        "GraderUnavailableError: the grader could not run within its budget (machine overloaded)"
+    )
+
+
+def test_adapters_record_a_typed_reward_error_and_count_it() -> None:
+    compute_score = to_verl(overloaded_grader)
+    failed = compute_score(data_source="d", solution_str="hard", ground_truth="1")
+    assert failed["score"] == 0.0
+    assert failed["error"].startswith("GraderUnavailableError: the grader could not run")
+    reward_func = to_trl(overloaded_grader, fallback=None)
+    assert reward_func(prompts=["p", "p"], completions=["1", "hard"], answer=["1", "1"]) == [1.0, None]
+    assert (compute_score.stats.failures, reward_func.stats.failures, reward_func.stats.calls) == (1, 1, 2)
