@@ -20,8 +20,10 @@ through one process-wide pool of at most ``max_threads`` daemon threads:
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,13 +72,19 @@ class RewardThreadPool:
         self.max_threads = max_threads
         self.idle_seconds = idle_seconds
         self.name = name
+        self._start_failures = 0
+        self._reset()
+        _pools.add(self)
+
+    def _reset(self) -> None:
+        """Start empty: at creation, and in a forked child, which inherits none of the parent's
+        threads (verl's prime manager forks its scoring workers) and maybe a lock held at the fork."""
         self._lock = threading.Lock()
         self._work = threading.Condition(self._lock)
         self._jobs: deque[_Job] = deque()
         self._running: set[_Job] = set()
         self._threads = 0
         self._idle = 0
-        self._start_failures = 0
 
     def submit(
         self, function: Callable[[Any], Any], argument: Any, *, timeout: float | None = None
@@ -159,6 +167,18 @@ class RewardThreadPool:
             f"{self._threads} of at most {self.max_threads} reward threads, {hung} held by calls past "
             f"their timeout, {len(self._jobs)} calls queued"
         )
+
+
+_pools: weakref.WeakSet[RewardThreadPool] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for pool in list(_pools):
+        pool._reset()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 reward_threads = RewardThreadPool()

@@ -278,3 +278,24 @@ def test_adapters_record_a_typed_reward_error_and_count_it() -> None:
     reward_func = to_trl(overloaded_grader, fallback=None)
     assert reward_func(prompts=["p", "p"], completions=["1", "hard"], answer=["1", "1"]) == [1.0, None]
     assert (compute_score.stats.failures, reward_func.stats.failures, reward_func.stats.calls) == (1, 1, 2)
+
+
+# -- a forked child (verl's prime manager forks its scoring workers) ------------------------
+
+
+def score_in_child(solution: str) -> Any:
+    """Runs in a forked worker: an adapter with a timeout needs a pool thread there."""
+    return to_verl(exact, timeout=10.0)(data_source="d", solution_str=solution, ground_truth="1")
+
+
+def test_a_forked_child_starts_its_own_reward_threads() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rewardkit.reward_threads import reward_threads
+
+    assert to_verl(exact, timeout=10.0)(data_source="d", solution_str="1", ground_truth="1")["score"] == 1.0
+    assert reward_threads.stats().threads >= 1  # the parent's idle thread, which a child does not inherit
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        result = pool.submit(score_in_child, "1").result(timeout=SAFETY)
+    assert result == {"score": 1.0, "error": ""}
