@@ -117,20 +117,28 @@ async def await_within(
     try:
         done, _ = await asyncio.wait({future}, timeout=timeout)
     except asyncio.CancelledError:
-        future.cancel()
+        _let_go(future)
         raise
     if done:
         return future.result()
     started = job is None or not job.cancel()
     future.cancel()
     if job is None:  # a coroutine: let it run its cleanup, within the grace
-        done, _ = await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
-        if done:
-            _forget(future)
-        else:
-            _left_running.add(future)
-            future.add_done_callback(_forget)
+        await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
+    _let_go(future, cancel=False)
     raise CallTimedOut(started)
+
+
+def _let_go(future: asyncio.Future[Any], *, cancel: bool = True) -> None:
+    """Cancel a call nobody waits for any more (once: one that ignores it is left to finish,
+    referenced until it ends)."""
+    if cancel:
+        future.cancel()
+    if future.done():
+        _forget(future)
+    else:
+        _left_running.add(future)
+        future.add_done_callback(_forget)
 
 
 def timeout_error(reward_name: str, where: str, timeout: float, exc: CallTimedOut) -> TimeoutError:
