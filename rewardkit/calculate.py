@@ -113,6 +113,13 @@ async def await_within(
     """
     if timeout is None:
         return await pending
+    if job is not None:  # a thread's future: cancelling it is immediate, wait_for is exact
+        try:
+            return await asyncio.wait_for(pending, timeout)
+        except asyncio.TimeoutError as exc:
+            if not isinstance(exc.__cause__, asyncio.CancelledError):
+                raise  # the reward's own TimeoutError (e.g. from an API client)
+            raise CallTimedOut(started=not job.cancel()) from None
     future = asyncio.ensure_future(pending)
     try:
         done, _ = await asyncio.wait({future}, timeout=timeout)
@@ -121,12 +128,10 @@ async def await_within(
         raise
     if done:
         return future.result()
-    started = job is None or not job.cancel()
-    future.cancel()
-    if job is None:  # a coroutine: let it run its cleanup, within the grace
-        await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
+    future.cancel()  # then let it run its cleanup, within the grace
+    await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
     _let_go(future, cancel=False)
-    raise CallTimedOut(started)
+    raise CallTimedOut(started=True)
 
 
 def _let_go(future: asyncio.Future[Any], *, cancel: bool = True) -> None:
