@@ -84,7 +84,8 @@ class RewardThreadPool:
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._running: set[_Job] = set()
         self._threads = 0
-        self._idle = 0  # threads waiting for a job (or about to)
+        self._idle = 0  # threads not running a call (waiting for a job, or about to)
+        self._pending = 0  # jobs put in the queue and not yet taken out (counted under the lock)
 
     def submit(
         self, function: Callable[[Any], Any], argument: Any, *, timeout: float | None = None
@@ -95,7 +96,7 @@ class RewardThreadPool:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         job = _Job(future, function, argument, None if timeout is None else time.monotonic() + timeout)
         with self._lock:
-            needs_thread = self._idle <= self._jobs.qsize() and self._threads < self.max_threads
+            needs_thread = self._idle <= self._pending and self._threads < self.max_threads
             if needs_thread and not self._start_thread() and self._threads == 0:
                 future.set_exception(
                     RewardThreadsUnavailableError(
@@ -104,6 +105,7 @@ class RewardThreadPool:
                     )
                 )
                 return future
+            self._pending += 1
             self._jobs.put(job)
         return future
 
@@ -127,17 +129,19 @@ class RewardThreadPool:
                 job = jobs.get(timeout=self.idle_seconds)
             except queue.Empty:
                 with lock:
-                    if jobs.empty():
+                    if self._pending == 0:
                         self._idle -= 1
                         self._threads -= 1
                         return
                 continue
             started = job.future.set_running_or_notify_cancel()  # False: cancelled while it waited
+            with lock:
+                self._pending -= 1
+                if started:
+                    self._idle -= 1
+                    running.add(job)
             if not started:
                 continue
-            with lock:
-                self._idle -= 1
-                running.add(job)
             try:
                 job.future.set_result(job.function(job.argument))
             except BaseException as exc:
@@ -157,7 +161,7 @@ class RewardThreadPool:
                 threads=self._threads,
                 busy=len(self._running),
                 hung=hung,
-                queued=self._jobs.qsize(),
+                queued=self._pending,
                 start_failures=self._start_failures,
             )
 
@@ -167,7 +171,7 @@ class RewardThreadPool:
         hung = sum(job.deadline is not None and job.deadline < now for job in self._running)
         return (
             f"{self._threads} of at most {self.max_threads} reward threads, {hung} held by calls past "
-            f"their timeout, {self._jobs.qsize()} calls queued"
+            f"their timeout, {self._pending} calls queued"
         )
 
 

@@ -299,3 +299,15 @@ def test_a_forked_child_starts_its_own_reward_threads() -> None:
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
         result = pool.submit(score_in_child, "1").result(timeout=SAFETY)
     assert result == {"score": 1.0, "error": ""}
+
+
+def test_a_call_submitted_while_another_hangs_gets_its_own_thread(release: threading.Event) -> None:
+    # The pool counts calls not yet taken by a thread, so a thread that has just taken a (hung)
+    # call is never mistaken for an idle one: the next call starts a thread instead of waiting.
+    pool = RewardThreadPool(max_threads=64, idle_seconds=5.0)
+    for round_ in range(30):
+        pool.submit(lambda _: release.wait(SAFETY), None)
+        quick = pool.submit(lambda value: value, round_)
+        assert quick.result(timeout=SAFETY) == round_
+    assert pool.stats().threads >= 30  # one per hung call, each still holding its thread
+    release.set()
