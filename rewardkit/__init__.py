@@ -21,6 +21,7 @@ from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.metrics import Trajectory, compute_data_metrics
 from rewardkit.registry import get_reward, list_rewards
 from rewardkit.results import RewardResult
+from rewardkit.reward_threads import RewardThreadsUnavailableError
 from rewardkit.rewards import BaseReward, Reward, reward
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "RewardRegistryError",
     "RewardResult",
     "RewardShapeError",
+    "RewardThreadsUnavailableError",
     "RewardValueError",
     "Trajectory",
     "UnknownRewardError",

@@ -113,24 +113,37 @@ async def await_within(
     """
     if timeout is None:
         return await pending
+    if job is not None:  # a thread's future: cancelling it is immediate, wait_for is exact
+        try:
+            return await asyncio.wait_for(pending, timeout)
+        except asyncio.TimeoutError as exc:
+            if not isinstance(exc.__cause__, asyncio.CancelledError):
+                raise  # the reward's own TimeoutError (e.g. from an API client)
+            raise CallTimedOut(started=not job.cancel()) from None
     future = asyncio.ensure_future(pending)
     try:
         done, _ = await asyncio.wait({future}, timeout=timeout)
     except asyncio.CancelledError:
-        future.cancel()
+        _let_go(future)
         raise
     if done:
         return future.result()
-    started = job is None or not job.cancel()
-    future.cancel()
-    if job is None:  # a coroutine: let it run its cleanup, within the grace
-        done, _ = await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
-        if done:
-            _forget(future)
-        else:
-            _left_running.add(future)
-            future.add_done_callback(_forget)
-    raise CallTimedOut(started)
+    future.cancel()  # then let it run its cleanup, within the grace
+    await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
+    _let_go(future, cancel=False)
+    raise CallTimedOut(started=True)
+
+
+def _let_go(future: asyncio.Future[Any], *, cancel: bool = True) -> None:
+    """Cancel a call nobody waits for any more (once: one that ignores it is left to finish,
+    referenced until it ends)."""
+    if cancel:
+        future.cancel()
+    if future.done():
+        _forget(future)
+    else:
+        _left_running.add(future)
+        future.add_done_callback(_forget)
 
 
 def timeout_error(reward_name: str, where: str, timeout: float, exc: CallTimedOut) -> TimeoutError:

@@ -89,7 +89,7 @@ def _read_only(name: str) -> Any:
     return refuse
 
 
-class RewardResult(dict):  # type: ignore[type-arg]
+class RewardResult(dict[str, Any]):
     """A reward's value and its extras (diagnostics such as ``f1``, ``em``), read-only.
 
     It *is* AgentFly's flat result dict ``{"reward": <finite float>, **extras}``: ``"reward" in

@@ -20,9 +20,11 @@ through one process-wide pool of at most ``max_threads`` daemon threads:
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import queue
 import threading
 import time
-from collections import deque
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -70,13 +72,20 @@ class RewardThreadPool:
         self.max_threads = max_threads
         self.idle_seconds = idle_seconds
         self.name = name
-        self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)
-        self._jobs: deque[_Job] = deque()
+        self._start_failures = 0
+        self._start_error = ""
+        self._reset()
+        _pools.add(self)
+
+    def _reset(self) -> None:
+        """Start empty: at creation, and in a forked child, which inherits none of the parent's
+        threads (verl's prime manager forks its scoring workers) and maybe a lock held at the fork."""
+        self._lock = threading.Lock()  # guards the counters and ``_running``, never held while a call runs
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._running: set[_Job] = set()
         self._threads = 0
-        self._idle = 0
-        self._start_failures = 0
+        self._idle = 0  # threads not running a call (waiting for a job, or about to)
+        self._pending = 0  # jobs put in the queue and not yet taken out (counted under the lock)
 
     def submit(
         self, function: Callable[[Any], Any], argument: Any, *, timeout: float | None = None
@@ -87,55 +96,60 @@ class RewardThreadPool:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         job = _Job(future, function, argument, None if timeout is None else time.monotonic() + timeout)
         with self._lock:
-            self._jobs.append(job)
-            if self._idle >= len(self._jobs):
-                self._work.notify()
-            elif self._threads < self.max_threads:
-                self._start_thread(job)
+            needs_thread = self._idle <= self._pending and self._threads < self.max_threads
+            if needs_thread and not self._start_thread() and self._threads == 0:
+                future.set_exception(
+                    RewardThreadsUnavailableError(
+                        f"no thread could run the sync reward call: starting one failed ({self._start_error}) "
+                        f"and the pool has none ({self.describe()})"
+                    )
+                )
+                return future
+            self._pending += 1
+            self._jobs.put(job)
         return future
 
-    def _start_thread(self, job: _Job) -> None:
-        """Start one more thread (called holding the lock); if the system refuses and no thread
-        is left to run ``job``, fail it instead of raising to the caller."""
+    def _start_thread(self) -> bool:
+        """Start one more thread (called holding the lock); False if the system refused."""
         thread = threading.Thread(target=self._serve, name=f"{self.name}-{self._threads}", daemon=True)
         try:
             thread.start()
         except RuntimeError as exc:  # "can't start new thread": out of threads or memory
             self._start_failures += 1
-            if self._threads == 0 and job in self._jobs:
-                self._jobs.remove(job)
-                job.future.set_exception(
-                    RewardThreadsUnavailableError(
-                        f"no thread could run the sync reward call: starting one failed ({exc}) and the "
-                        f"pool has none ({self.describe()})"
-                    )
-                )
-            return
+            self._start_error = str(exc)
+            return False
         self._threads += 1
+        self._idle += 1
+        return True
 
     def _serve(self) -> None:
-        with self._lock:
-            while True:
-                if not self._jobs:
-                    self._idle += 1
-                    self._work.wait(self.idle_seconds)
-                    self._idle -= 1
-                    if not self._jobs:
+        jobs, lock, running = self._jobs, self._lock, self._running
+        while True:
+            try:
+                job = jobs.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with lock:
+                    if self._pending == 0:
+                        self._idle -= 1
                         self._threads -= 1
                         return
-                    continue
-                job = self._jobs.popleft()
-                if not job.future.set_running_or_notify_cancel():
-                    continue  # cancelled while it waited (its caller timed out or gave up)
-                self._running.add(job)
-                self._lock.release()
-                try:
-                    job.future.set_result(job.function(job.argument))
-                except BaseException as exc:
-                    job.future.set_exception(exc)
-                finally:
-                    self._lock.acquire()
-                    self._running.discard(job)
+                continue
+            started = job.future.set_running_or_notify_cancel()  # False: cancelled while it waited
+            with lock:
+                self._pending -= 1
+                if started:
+                    self._idle -= 1
+                    running.add(job)
+            if not started:
+                continue
+            try:
+                job.future.set_result(job.function(job.argument))
+            except BaseException as exc:
+                job.future.set_exception(exc)
+            finally:
+                with lock:
+                    running.discard(job)
+                    self._idle += 1
 
     def stats(self) -> RewardThreadStats:
         """What the pool holds now; ``hung`` calls keep their threads until they return."""
@@ -147,7 +161,7 @@ class RewardThreadPool:
                 threads=self._threads,
                 busy=len(self._running),
                 hung=hung,
-                queued=len(self._jobs),
+                queued=self._pending,
                 start_failures=self._start_failures,
             )
 
@@ -157,8 +171,20 @@ class RewardThreadPool:
         hung = sum(job.deadline is not None and job.deadline < now for job in self._running)
         return (
             f"{self._threads} of at most {self.max_threads} reward threads, {hung} held by calls past "
-            f"their timeout, {len(self._jobs)} calls queued"
+            f"their timeout, {self._pending} calls queued"
         )
+
+
+_pools: weakref.WeakSet[RewardThreadPool] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for pool in list(_pools):
+        pool._reset()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 reward_threads = RewardThreadPool()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit import Context, ResourceManager, ResourceSpec, calculate_rewards, reward
+from rewardkit import Context, ResourceManager, ResourceSpec, RewardError, calculate_rewards, reward
 from rewardkit import calculate as calculate_module
 from rewardkit.adapters import to_trl, to_verl
 from rewardkit.reward_threads import RewardThreadPool, RewardThreadsUnavailableError
@@ -244,3 +244,70 @@ async def test_when_the_cleanup_itself_is_cancelled_the_manager_closes_the_rest(
     assert sorted(tracker.closed) == ["env0", "env1", "env2"]  # the interrupted one closed again
     assert resources._slots == {}
     assert resources._interrupted == []
+
+
+# -- a grader that could not run (a typed RewardError from the reward) ----------------------
+
+
+class GraderUnavailableError(RewardError):
+    """Stands in for the typed error math_reward raises when its grader could not run."""
+
+
+@reward(name="faults_overloaded_grader", auto_register=False)
+def overloaded_grader(final_response: str, answer: str) -> float:
+    if final_response == "hard":
+        raise GraderUnavailableError("the grader could not run within its budget (machine overloaded)")
+    return float(final_response == answer)
+
+
+async def test_a_typed_reward_error_is_recorded_per_sample_not_raised_as_configuration() -> None:
+    samples = [{"final_response": "1", "answer": "1"}, {"final_response": "hard", "answer": "1"}]
+    results = await calculate_rewards(overloaded_grader, samples, on_error="record")
+    assert results[0] == {"reward": 1.0}
+    assert results[1].reward == 0.0
+    assert results[1].extras["error"] == (
+        "GraderUnavailableError: the grader could not run within its budget (machine overloaded)"
+    )
+
+
+def test_adapters_record_a_typed_reward_error_and_count_it() -> None:
+    compute_score = to_verl(overloaded_grader)
+    failed = compute_score(data_source="d", solution_str="hard", ground_truth="1")
+    assert failed["score"] == 0.0
+    assert failed["error"].startswith("GraderUnavailableError: the grader could not run")
+    reward_func = to_trl(overloaded_grader, fallback=None)
+    assert reward_func(prompts=["p", "p"], completions=["1", "hard"], answer=["1", "1"]) == [1.0, None]
+    assert (compute_score.stats.failures, reward_func.stats.failures, reward_func.stats.calls) == (1, 1, 2)
+
+
+# -- a forked child (verl's prime manager forks its scoring workers) ------------------------
+
+
+def score_in_child(solution: str) -> Any:
+    """Runs in a forked worker: an adapter with a timeout needs a pool thread there."""
+    return to_verl(exact, timeout=10.0)(data_source="d", solution_str=solution, ground_truth="1")
+
+
+def test_a_forked_child_starts_its_own_reward_threads() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rewardkit.reward_threads import reward_threads
+
+    assert to_verl(exact, timeout=10.0)(data_source="d", solution_str="1", ground_truth="1")["score"] == 1.0
+    assert reward_threads.stats().threads >= 1  # the parent's idle thread, which a child does not inherit
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        result = pool.submit(score_in_child, "1").result(timeout=SAFETY)
+    assert result == {"score": 1.0, "error": ""}
+
+
+def test_a_call_submitted_while_another_hangs_gets_its_own_thread(release: threading.Event) -> None:
+    # The pool counts calls not yet taken by a thread, so a thread that has just taken a (hung)
+    # call is never mistaken for an idle one: the next call starts a thread instead of waiting.
+    pool = RewardThreadPool(max_threads=64, idle_seconds=5.0)
+    for round_ in range(30):
+        pool.submit(lambda _: release.wait(SAFETY), None)
+        quick = pool.submit(lambda value: value, round_)
+        assert quick.result(timeout=SAFETY) == round_
+    assert pool.stats().threads >= 30  # one per hung call, each still holding its thread
+    release.set()
