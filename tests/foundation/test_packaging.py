@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from project_copy import copy_project
+from scratch_checkout import copy_project
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC_PACKAGES = [
