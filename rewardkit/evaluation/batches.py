@@ -75,6 +75,8 @@ class ResultBatch:
     skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     error: tuple[int, str] | None = None
     grading_seconds: float = 0.0
+    busy_seconds: float = 0.0
+    """Wall time the worker spent on the chunk (parsing, grading, serialising): sizes the next tasks."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
 
@@ -155,19 +157,54 @@ class LineSettings:
     grader: Grader | None = None
 
 
+class TaskSizer:
+    """How many bytes of input go into the next task: few at first, so that the first results
+    reach the results file within milliseconds of the workers' start, then about
+    `target_seconds` of a worker's time each, from the bytes per second of the tasks that
+    finished. Small tasks stream results and lose little to an interrupt; each task also costs
+    the main process ~0.3 ms, so fast (cached) grading gets bigger ones, up to `maximum`.
+
+    The main loop calls `record`, the thread that cuts the input calls `size`."""
+
+    FIRST = 16 << 10
+    MINIMUM = 4 << 10
+    TARGET_SECONDS = 0.1
+    """Half of the ~0.2 s a batch may take, leaving room for a slower stretch of input."""
+
+    def __init__(
+        self, maximum: int = 1 << 20, *, first: int = FIRST, target_seconds: float = TARGET_SECONDS
+    ) -> None:
+        self.maximum = max(self.MINIMUM, maximum)
+        self.target_seconds = target_seconds
+        self._size = max(self.MINIMUM, min(first, self.maximum))
+        self._rate: float | None = None
+
+    def size(self) -> int:
+        """Bytes for the next task."""
+        return self._size
+
+    def record(self, nbytes: int, seconds: float) -> None:
+        """A task of `nbytes` kept a worker busy for `seconds`."""
+        if nbytes <= 0 or seconds <= 0:
+            return
+        rate = nbytes / seconds
+        self._rate = rate if self._rate is None else (self._rate + rate) / 2
+        self._size = int(min(self.maximum, max(self.MINIMUM, self._rate * self.target_seconds)))
+
+
 def read_blocks(
     handle: IO[bytes],
     *,
-    block_bytes: int,
+    sizer: TaskSizer,
     lines_per_block: int | None = None,
     limit: int | None = None,
 ) -> Iterator[RawBlock]:
     """Yield a binary file as blocks of whole lines, each with the number of its first line.
 
     This runs in the main process, where every microsecond per case is one every worker waits
-    for, so it does not look at lines: it reads `block_bytes` and cuts after the last newline.
-    Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as `--limit`
-    does) make it go line by line.
+    for, so it does not look at lines: it reads `sizer.size()` bytes and cuts after the last
+    newline. Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as
+    `--limit` does) make it go line by line.
     """
     if lines_per_block is not None or limit is not None:
         yield from _read_counted_blocks(handle, lines_per_block or 256, limit)
@@ -175,7 +212,7 @@ def read_blocks(
     number = 1
     carry = b""
     while True:
-        data = handle.read(block_bytes)
+        data = handle.read(sizer.size())
         if not data:
             if carry:
                 yield number, carry
@@ -191,22 +228,22 @@ def read_blocks(
         number += block.count(b"\n")
 
 
-def line_lists(handle: IO[bytes], *, block_bytes: int) -> Iterator[list[bytes]]:
-    """A binary file as lists of whole lines (newline included) of about `block_bytes` each.
+def line_lists(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[list[bytes]]:
+    """A binary file as lists of whole lines (newline included) of about `sizer.size()` bytes.
     Unnumbered: grading in this process numbers lines as it goes. `readlines` splits in C with
     one copy, where cutting blocks and splitting them again copied the input three times."""
-    while lines := handle.readlines(block_bytes):
+    while lines := handle.readlines(sizer.size()):
         yield lines
 
 
-def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
+def read_spans(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[FileSpan]:
     """Like `read_blocks` without a limit, but yield positions in the file rather than bytes:
     the main process reads each block once to cut it after a newline and count its lines,
     and never pickles or sends input text (workers read their spans themselves)."""
     descriptor = handle.fileno()
     offset = 0
     number = 1
-    size = block_bytes
+    size = sizer.size()
     while True:
         data = os.pread(descriptor, size, offset)
         if not data:
@@ -219,7 +256,7 @@ def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
         yield number, offset, cut
         number += data.count(b"\n", 0, cut)
         offset += cut
-        size = block_bytes
+        size = sizer.size()
 
 
 def _read_counted_blocks(
@@ -279,26 +316,36 @@ def grade_blocks_in_process(
     blocks: Iterable[RawBlock | FileSpan | list[bytes]],
     settings: LineSettings,
     done_ids: set[str],
+    sizer: TaskSizer | None = None,
 ) -> Iterator[ResultBatch]:
     """Grade raw blocks in this process (`--workers 0`; `settings.sandbox` should be True, so
     the grader's own process enforces the budget). Lists of lines (from `line_lists`) are
-    numbered here, in order. A malformed line raises `EvalInputError` after the batch of the
-    lines before it."""
-    if settings.sandbox:
-        start_symbolic_workers(settings.grader)
-    grader = LineGrader(settings, done_ids)
+    numbered here, in order; their size and grading time go to `sizer`. The grader's symbolic
+    workers start with the first block (none for an empty input). A malformed line raises
+    `EvalInputError` after the batch of the lines before it."""
+    grader: LineGrader | None = None
     next_line = 1
     try:
         for block in blocks:
+            if grader is None:
+                if settings.sandbox:
+                    start_symbolic_workers(settings.grader)
+                grader = LineGrader(settings, done_ids)
+            started = time.perf_counter()
+            nbytes = 0
             if isinstance(block, list):
+                nbytes = sum(map(len, block))
                 block, next_line = (next_line, block), next_line + len(block)
             batch = grader.grade_block(block)
+            if sizer is not None:
+                sizer.record(nbytes, time.perf_counter() - started)
             yield batch
             if batch.error is not None:
                 line, reason = batch.error
                 raise EvalInputError(reason, path=settings.path, line=line)
     finally:
-        grader.close()
+        if grader is not None:
+            grader.close()
 
 
 def _tag_value(tag: Any) -> str:

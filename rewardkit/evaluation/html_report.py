@@ -13,6 +13,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.report import format_score
 from rewardkit.evaluation.scoring import PASS, CaseResult, Summary
 from rewardkit.failures import FailureTag
@@ -156,7 +157,5 @@ def render_html(
 
 
 def write_html_report(text: str, path: str | Path) -> None:
-    """Write the report file (UTF-8)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    """Write the report file (UTF-8) whole or not at all (`EvalOutputError`)."""
+    write_atomically(path, encode_text(text), what="HTML report")

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import PASS, Summary
 from rewardkit.failures import FailureTag
 
@@ -69,10 +70,9 @@ def build_report(
 
 
 def write_json_report(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write the report atomically enough for CI (whole file at once, trailing newline)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write the report whole or not at all (temporary file and rename; `EvalOutputError`)."""
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    write_atomically(path, encode_text(text), what="JSON report")
 
 
 def format_score(score: float | None) -> str:

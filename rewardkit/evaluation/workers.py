@@ -25,12 +25,14 @@ from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rewardkit.child_processes import cap_address_space, die_with_parent
 from rewardkit.evaluation.batches import (
     FileSpan,
     LineGrader,
     LineSettings,
     RawBlock,
     ResultBatch,
+    TaskSizer,
     batch_of,
     block_lines,
     resolve_block,
@@ -42,11 +44,13 @@ from rewardkit.evaluation.cases import (
     MathCase,
     parse_case_line,
 )
+from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
     GradeOptions,
     Grader,
     crash_result,
     decided_to_result,
+    default_grader,
     grade_case,
     start_symbolic_workers,
     timeout_result,
@@ -77,13 +81,17 @@ class InProcessExecutor:
         self.grader = grader
 
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
-        """Yield each case's result in input order."""
-        start_symbolic_workers(self.grader)
+        """Yield each case's result in input order (the grader's symbolic workers start with
+        the first case to grade: none for an empty input)."""
+        started = False
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)
-            else:
-                yield grade_case(case, self.options, sandbox=True, grader=self.grader)
+                continue
+            if not started:
+                start_symbolic_workers(self.grader)
+                started = True
+            yield grade_case(case, self.options, sandbox=True, grader=self.grader)
 
 
 # --- worker side -----------------------------------------------------------------------
@@ -96,19 +104,64 @@ _done_ids: frozenset[str] = frozenset()
 
 _line_graders: dict[LineSettings, LineGrader] = {}
 
+_warm = threading.Event()
+"""In a worker: set once the grader's lazy parts (sympy, the LaTeX parser) are loaded."""
+
+_running_slot = -1
+"""In a worker: the progress slot of the task being graded, or -1."""
+
+WARM_UP_GRACE = 30.0
+"""Seconds a case may run, beyond its budget, while its worker is still loading the grader's
+LaTeX parser (~1 s, more on a busy machine): the load is not the case's fault."""
+
+DEFAULT_WORKER_MEMORY = 2 << 30
+"""Address space each worker may add to what it starts with (`--worker-memory`), as the
+grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
+`HARNESS_ERROR`) or kills its worker, not the machine."""
+
 
 def _init_worker(
-    progress: Any, grader: Grader | None, forked: bool, done_ids: frozenset[str]
+    progress: Any,
+    grader: Grader | None,
+    parent_pid: int,
+    memory_headroom: int | None,
+    done_ids: frozenset[str],
 ) -> None:
-    """Pool initializer: keep the shared progress array and the done ids, ignore Ctrl-C (the
-    parent handles it), and load the grader unless it was inherited from the parent by fork."""
+    """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
+    parent handles them and stops its workers), keep the shared progress array and the done
+    ids, and load the grader's lazy parts in a background thread.
+
+    The parent forks its workers before loading the LaTeX parser (~1 s): cases that need no
+    symbolic comparison (most of them) are graded at once, and the first results stream out
+    while each worker loads the parser alongside. A case that needs it waits for the load,
+    which does not count against its budget (`WARM_UP_GRACE`)."""
     global _progress, _done_ids
+    # The forking thread outlives the pool (pebble's calling and manager threads), so the
+    # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
+    die_with_parent(parent_pid, death_signal=True)
+    if memory_headroom:
+        cap_address_space(memory_headroom)
     _progress = progress
     _done_ids = done_ids
     _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if not forked:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    _warm.clear()
+    threading.Thread(
+        target=_warm_up_in_background, args=(grader,), name="rewardkit-warm-up", daemon=True
+    ).start()
+
+
+def _warm_up_in_background(grader: Grader | None) -> None:
+    """Load the grader's lazy parts; then restart the budget of the case being graded (its
+    clock must not include the load)."""
+    try:
         warm_up(grader)
+    finally:
+        _warm.set()
+        slot = _running_slot
+        if slot >= 0 and _progress is not None and _progress[2 * slot] >= 0:
+            _progress[2 * slot + 1] = time.monotonic()
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan
@@ -128,26 +181,35 @@ def grade_chunk(
 
     Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
     only appends the returned lines and counts outcomes."""
+    global _running_slot
     progress = _progress
+    warm = _warm
+    started = time.perf_counter()
 
     def on_case(index: int) -> None:
-        progress[2 * slot + 1] = time.monotonic()
+        now = time.monotonic()
+        progress[2 * slot + 1] = now if warm.is_set() else now + WARM_UP_GRACE
         progress[2 * slot] = index
 
     watch = on_case if progress is not None else None
+    _running_slot = slot
     try:
         if line_settings is not None:
             line_grader = _line_graders.get(line_settings)
             if line_grader is None:
                 line_grader = _line_graders[line_settings] = LineGrader(line_settings, _done_ids)
-            return line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
-        results = []
-        for index, case in enumerate(chunk):
-            if watch is not None:
-                watch(index)
-            results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
-        return batch_of(results, include_response=include_response)
+            batch = line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
+        else:
+            results = []
+            for index, case in enumerate(chunk):
+                if watch is not None:
+                    watch(index)
+                results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+            batch = batch_of(results, include_response=include_response)
+        batch.busy_seconds = time.perf_counter() - started
+        return batch
     finally:
+        _running_slot = -1
         if progress is not None:
             progress[2 * slot] = -1.0
 
@@ -166,11 +228,31 @@ class _Job:
 
 @dataclass
 class _Accounting:
-    """Per-case crash attempts (a case may be in a crashed worker at most twice), and the
-    earliest malformed line reported, which stops the run once running chunks are done."""
+    """Per-case crash attempts (a case may be in a crashed worker at most twice), the chunks
+    whose worker died between cases, and the earliest malformed line reported, which stops the
+    run once running chunks are done."""
 
     crashes: dict[int | str, int] = field(default_factory=dict)
+    caseless_deaths: dict[tuple[Any, ...], int] = field(default_factory=dict)
     malformed: tuple[int, str] | None = None
+
+
+class _InterruptFlag:
+    """The signals that asked a run to stop: the first drains it, a second abandons it."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+
+    def set(self, signum: int) -> None:
+        self.signals.append(signum)
+
+    def is_set(self) -> bool:
+        return bool(self.signals)
+
+    @property
+    def hurry(self) -> bool:
+        """A second signal: stop without waiting for running tasks."""
+        return len(self.signals) > 1
 
 
 def describe_exit(error: BaseException) -> str:
@@ -207,7 +289,15 @@ class ProcessExecutor:
 
     With `line_settings`, chunks hold raw input lines that workers parse (the fast path for
     files); otherwise they hold parsed cases. `done_ids` (a resumed run) are skipped by workers.
+    No worker starts before the first chunk (an empty input, a finished resume start none).
+    Workers die with this process, however it dies, and their address space is capped at what
+    they start with plus `memory_headroom` bytes (None: no cap). `sizer`, when given, learns
+    from each finished task how big the next ones should be.
     """
+
+    DRAIN_SECONDS = 2.0
+    """On a first SIGINT/SIGTERM/SIGHUP, how long the running tasks (~0.1 s of work each) may
+    take to finish and be written before the run stops; a second signal stops it at once."""
 
     def __init__(
         self,
@@ -221,6 +311,8 @@ class ProcessExecutor:
         include_response: bool = True,
         line_settings: LineSettings | None = None,
         done_ids: frozenset[str] = frozenset(),
+        memory_headroom: int | None = DEFAULT_WORKER_MEMORY,
+        sizer: TaskSizer | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1 for worker processes, got {workers}")
@@ -234,9 +326,12 @@ class ProcessExecutor:
         self.include_response = include_response
         self.line_settings = line_settings
         self.done_ids = done_ids
+        self.memory_headroom = memory_headroom
+        self.sizer = sizer
+        self._parent_warm = False
 
     def _context(self) -> Any:
-        """fork where it is safe: workers inherit the loaded grader (~2 s to load otherwise).
+        """fork where it is safe: workers share the parent's imported grader copy-on-write.
 
         Not after Ray (or another gRPC user) started in this process: forking gRPC's threads
         hangs the child, so workers are spawned and load the grader themselves.
@@ -256,11 +351,14 @@ class ProcessExecutor:
 
         A malformed line reported by a worker stops the run: no new chunk is started, the
         running ones finish and are yielded, then `EvalInputError` names the earliest such line.
+        A first SIGINT, SIGTERM or SIGHUP (when nobody else handles them) does the same, then
+        raises `Interrupted`; a second one stops at once.
         """
         import pebble
 
         context = self._context()
-        warm_up(self.grader)  # forked workers inherit the loaded grader
+        if self.grader is None:
+            default_grader()  # imported once here, shared by forked workers (~0.3 s each otherwise)
         slots = self.max_inflight + 4 * self.workers
         progress = context.Array("d", [-1.0] * (2 * slots), lock=False)
         free_slots = deque(range(slots))
@@ -276,21 +374,32 @@ class ProcessExecutor:
             name="rewardkit-eval-feeder",
             daemon=True,
         )
-        pool = pebble.ProcessPool(
-            max_workers=self.workers,
-            max_tasks=self.max_tasks,
-            initializer=_init_worker,
-            initargs=(
-                progress,
-                self.grader,
-                context.get_start_method() == "fork",
-                frozenset(self.done_ids),
-            ),
-            context=context,
-        )
+        pools: list[Any] = []
+
+        def pool() -> Any:
+            """The worker pool, started with the first task."""
+            if not pools:
+                pools.append(
+                    pebble.ProcessPool(
+                        max_workers=self.workers,
+                        max_tasks=self.max_tasks,
+                        initializer=_init_worker,
+                        initargs=(
+                            progress,
+                            self.grader,
+                            os.getpid(),
+                            self.memory_headroom,
+                            frozenset(self.done_ids),
+                        ),
+                        context=context,
+                    )
+                )
+            return pools[0]
+
         source_done = False
-        interrupted = threading.Event()
-        restore_sigint = _defer_sigint(interrupted)
+        interrupted = _InterruptFlag()
+        drain_until: float | None = None
+        restore_signals = _defer_interrupts(interrupted)
         restore_polling = _poll_pebble_often()
         # (not when the caller froze objects already: unfreezing afterwards would undo theirs)
         forking = context.get_start_method() == "fork" and gc.get_freeze_count() == 0
@@ -303,12 +412,16 @@ class ProcessExecutor:
             feeder.start()
             while True:
                 if interrupted.is_set():
-                    raise KeyboardInterrupt
-                stopping = accounting.malformed is not None
+                    if drain_until is None:
+                        drain_until = time.monotonic() + self.DRAIN_SECONDS
+                        stop.set()
+                    if interrupted.hurry or not running or time.monotonic() > drain_until:
+                        raise Interrupted(interrupted.signals[0])
+                stopping = accounting.malformed is not None or drain_until is not None
                 while backlog and free_slots and not stopping:
                     chunk, counts_for_room = backlog.popleft()
                     self._submit(
-                        pool,
+                        pool(),
                         chunk,
                         free_slots.popleft(),
                         progress,
@@ -316,7 +429,7 @@ class ProcessExecutor:
                         events,
                         counts_for_room,
                     )
-                if stopping and not running:
+                if accounting.malformed is not None and not running:
                     break
                 if source_done and not running and not backlog and events.empty():
                     break
@@ -335,7 +448,9 @@ class ProcessExecutor:
                 elif kind == "error":
                     raise payload
                 elif kind == "done":
-                    batch = self._finish(payload, running, free_slots, backlog, accounting, room)
+                    batch = self._finish(
+                        payload, running, free_slots, backlog, accounting, room, progress
+                    )
                     if batch is not None and (len(batch) or batch.skipped):
                         yield batch
                     if accounting.malformed is not None:
@@ -344,12 +459,13 @@ class ProcessExecutor:
                 if timed_out is not None:
                     yield timed_out
         finally:
-            restore_sigint()
+            restore_signals()
             stop.set()
             # Every task is done or abandoned here: stop, rather than close, which waits for
             # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
-            pool.stop()
-            pool.join()
+            for started in pools:
+                started.stop()
+                started.join()
             restore_polling()
             if forking:
                 gc.unfreeze()
@@ -413,20 +529,23 @@ class ProcessExecutor:
             return [(case.id, [case]) for case in chunk]
         return [(number, (number, raw)) for number, raw in block_lines(self._resolve(chunk))]
 
-    def _split_at(self, chunk: Chunk, index: int) -> tuple[MathCase, list[Chunk]]:
-        """The case at progress `index` of a chunk (an offset in a block) and the others."""
+    def _split_at(self, chunk: Chunk, index: int) -> tuple[int | str, Chunk, list[Chunk]]:
+        """Split a chunk at the case at progress `index` (an offset in a block's lines): that
+        case's key and one-case chunk, and the chunks of the cases before and after it."""
         if isinstance(chunk, list):
-            rest = [case for i, case in enumerate(chunk) if i != index]
-            return chunk[index], [rest] if rest else []
-        first = chunk[0]
-        stuck = None
+            case = chunk[index]
+            return case.id, [case], [part for part in (chunk[:index], chunk[index + 1 :]) if part]
+        first, data = self._resolve(chunk)
+        lines = data.split(b"\n")
+        number = first + index
+        stuck: RawBlock = (number, lines[index] if index < len(lines) else b"")
         rest: list[Chunk] = []
-        for number, raw in block_lines(self._resolve(chunk)):
-            if number == first + index:
-                stuck = (number, raw)
-            else:
-                rest.append((number, raw))
-        return self._case_of(stuck or (first + index, b"")), rest
+        before, after = lines[:index], lines[index + 1 :]
+        if any(line.strip() for line in before):
+            rest.append((first, b"\n".join(before) + b"\n"))
+        if any(line.strip() for line in after):
+            rest.append((number + 1, b"\n".join(after)))
+        return number, stuck, rest
 
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
         path = self.line_settings.path if self.line_settings is not None else ""
@@ -459,8 +578,10 @@ class ProcessExecutor:
         backlog: deque,
         accounting: _Accounting,
         room: threading.Semaphore,
+        progress: Any,
     ) -> ResultBatch | None:
         """A chunk's future completed: return its batch, or schedule retries after a crash."""
+        index = int(progress[2 * job.slot])  # the case a dead worker was on (-1: between cases)
         if running.get(job.slot) is job:
             del running[job.slot]
             free_slots.append(job.slot)
@@ -473,26 +594,48 @@ class ProcessExecutor:
         except CancelledError:
             return None
         except Exception as exc:
-            crash = describe_exit(exc)
-            crashed: list[CaseResult] = []
-            for key, single in self._singles(job.chunk):
-                count = accounting.crashes.get(key, 0) + 1
-                accounting.crashes[key] = count
-                if count >= 2:
-                    crashed.append(
-                        crash_result(
-                            self._case_of(single),
-                            f"{crash} while grading this case, twice (retried once)",
-                        )
-                    )
-                else:
-                    backlog.append((single, False))
-            return batch_of(crashed, include_response=self.include_response)
+            return self._after_crash(job.chunk, index, describe_exit(exc), backlog, accounting)
+        if self.sizer is not None:
+            self.sizer.record(_chunk_bytes(job.chunk), batch.busy_seconds)
         if batch.error is not None and (
             accounting.malformed is None or batch.error[0] < accounting.malformed[0]
         ):
             accounting.malformed = batch.error
         return batch
+
+    def _after_crash(
+        self, chunk: Chunk, index: int, crash: str, backlog: deque, accounting: _Accounting
+    ) -> ResultBatch | None:
+        """A worker died on `chunk`. Only the case it was grading gets a strike: retried once
+        on its own, a `HARNESS_ERROR` naming the crash if its worker dies again; the cases
+        before and after it go back as they were. A worker that died between cases gets its
+        chunk again once, then each of its cases is retried on its own with a strike."""
+        crashed: list[CaseResult] = []
+        if index >= 0:
+            key, single, rest = self._split_at(chunk, index)
+            backlog.extend((part, False) for part in rest)
+            suspects = [(key, single)]
+        else:
+            chunk_key = _chunk_key(chunk)
+            deaths = accounting.caseless_deaths[chunk_key] = (
+                accounting.caseless_deaths.get(chunk_key, 0) + 1
+            )
+            if deaths == 1:
+                backlog.append((chunk, False))
+                return None
+            suspects = self._singles(chunk)
+        for key, single in suspects:
+            count = accounting.crashes[key] = accounting.crashes.get(key, 0) + 1
+            if count >= 2:
+                crashed.append(
+                    crash_result(
+                        self._case_of(single),
+                        f"{crash} while grading this case, twice (retried once)",
+                    )
+                )
+            else:
+                backlog.append((single, False))
+        return batch_of(crashed, include_response=self.include_response) if crashed else None
 
     def _enforce_deadlines(
         self, running: dict[int, _Job], progress: Any, backlog: deque
@@ -508,15 +651,61 @@ class ProcessExecutor:
             waited = now - started
             if waited <= self.kill_after:
                 continue
+            self._warm_parent()
             if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
                 continue
             job.abandoned = True
-            stuck, rest = self._split_at(job.chunk, index)
-            timed_out.append(timeout_result(stuck, self.options.timeout, waited))
+            _key, single, rest = self._split_at(job.chunk, index)
+            timed_out.append(timeout_result(self._case_of(single), self.options.timeout, waited))
             backlog.extend((chunk, False) for chunk in rest)
         if not timed_out:
             return None
         return batch_of(timed_out, include_response=self.include_response)
+
+    def _warm_parent(self) -> None:
+        """Before the first kill: load the grader's lazy parts here, so that the worker forked
+        to replace a killed one starts warm (each cold one spends ~1 s loading them)."""
+        if self._parent_warm:
+            return
+        self._parent_warm = True
+        with _forks_held():
+            warm_up(self.grader)
+
+
+def _chunk_bytes(chunk: Chunk) -> int:
+    """Input bytes of a raw chunk (0 for parsed cases)."""
+    if isinstance(chunk, list):
+        return 0
+    if len(chunk) == 3:
+        return chunk[2]  # type: ignore[misc]
+    return len(chunk[1])  # type: ignore[arg-type]
+
+
+def _chunk_key(chunk: Chunk) -> tuple[Any, ...]:
+    if isinstance(chunk, list):
+        return tuple(case.id for case in chunk)
+    return (chunk[0], _chunk_bytes(chunk))
+
+
+_fork_gate = threading.RLock()
+_fork_gate_installed: list[bool] = []
+
+
+@contextlib.contextmanager
+def _forks_held() -> Iterator[None]:
+    """Keep other threads of this process from forking while this one imports: a child
+    forked in the middle of an import inherits that module's lock held by a thread it does not
+    have, and hangs the first time it imports the module (pebble forks replacement workers
+    from its own thread)."""
+    if not _fork_gate_installed and hasattr(os, "register_at_fork"):
+        os.register_at_fork(
+            before=_fork_gate.acquire,
+            after_in_parent=_fork_gate.release,
+            after_in_child=_fork_gate.release,
+        )
+        _fork_gate_installed.append(True)
+    with _fork_gate:
+        yield
 
 
 _polling_lock = threading.Lock()
@@ -547,20 +736,34 @@ def _poll_pebble_often() -> Callable[[], None]:
     return restore
 
 
-def _defer_sigint(interrupted: threading.Event) -> Callable[[], None]:
-    """Turn Ctrl-C into a flag the grading loop checks, and return the undo.
+GRACEFUL_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _defer_interrupts(flag: _InterruptFlag) -> Callable[[], None]:
+    """Turn SIGINT, SIGTERM and SIGHUP into a flag the grading loop checks, and return the undo.
 
     A KeyboardInterrupt raised at an arbitrary point can land inside the pool's fork of a new
     worker, where Python swallows it ("Exception ignored in _releaseLock"); a flag cannot be
-    lost. Only in the main thread, and only if nobody installed their own handler.
+    lost, and lets the loop write what running tasks graded before it stops. Only in the main
+    thread, and only for signals whose handler raises `KeyboardInterrupt` (Python's default for
+    SIGINT; the CLI's `raise_interrupted` for all three): a caller's own handlers are kept.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler:
-        return lambda: None
-    signal.signal(signal.SIGINT, lambda _signum, _frame: interrupted.set())
-    return lambda: signal.signal(signal.SIGINT, previous)
+    saved: dict[int, Any] = {}
+    for signum in GRACEFUL_SIGNALS:
+        previous = signal.getsignal(signum)
+        if previous is signal.default_int_handler or previous is raise_interrupted:
+            saved[signum] = previous
+            signal.signal(signum, lambda received, _frame: flag.set(received))
+
+    def restore() -> None:
+        for signum, previous in saved.items():
+            signal.signal(signum, previous)
+
+    return restore
 
 
 def default_workers() -> int:
@@ -568,3 +771,18 @@ def default_workers() -> int:
     with contextlib.suppress(AttributeError):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def capped_workers(requested: int | None) -> tuple[int, str | None]:
+    """`requested` worker processes, at most one per core this process may use (grading is
+    CPU-bound: more only adds processes, memory and start-up time); with the warning to show
+    when it was capped. None: the cores."""
+    cores = default_workers()
+    if requested is None:
+        return cores, None
+    if requested > cores:
+        return cores, (
+            f"--workers {requested} is more than the {cores} core{'s' if cores != 1 else ''} "
+            f"this process may use; using {cores}"
+        )
+    return requested, None

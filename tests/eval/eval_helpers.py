@@ -21,13 +21,25 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any] | str]) -> Path:
     return path
 
 
+RESULTS_HEADER_KEY = "rewardkit_results"
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Parse every line of a JSONL file."""
-    return [
+    """Parse every line of a JSONL file; a results file's header line is left out."""
+    records = [
         json.loads(line)
         for line in Path(path).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
+    return [record for record in records if RESULTS_HEADER_KEY not in record]
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The header line of a results file."""
+    first = Path(path).read_text(encoding="utf-8").splitlines()[0]
+    header = json.loads(first)
+    assert RESULTS_HEADER_KEY in header, first
+    return header
 
 
 def cli_command(*args: str) -> list[str]:

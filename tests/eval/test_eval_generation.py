@@ -214,10 +214,15 @@ def test_generation_grades_answers_and_turns_endpoint_failures_into_adapter_erro
 
 
 def test_a_rejected_key_is_an_adapter_error_for_every_case_not_a_crash(
-    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
+    """Every case an ADAPTER_ERROR: the run completes, but nothing could be scored (exit 3)."""
     monkeypatch.setenv("LOOPBACK_KEY", "sk-wrong")
-    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY") == 0
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY") == 3
+    assert "nothing could be scored: all 9 cases are ADAPTER_ERROR or HARNESS_ERROR" in (
+        capsys.readouterr().err
+    )
+    assert json.loads((tmp_path / "report.json").read_text())["score"] is None
     records = read_jsonl(tmp_path / "out.jsonl")
     assert len(records) == 9
     assert {r["tag"] for r in records} == {"ADAPTER_ERROR"}
