@@ -26,12 +26,10 @@ from rewardkit.checks.positions import NodePositions
 REWARD_PACKAGES = ("rewardkit", "agentfly")
 """Top-level packages whose ``reward`` and ``BaseReward`` define rewards."""
 
-MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly|from\s*\.[\w.]*\s*import")
-"""Text every module that defines a reward contains: a reward's decorator or base class is
-recognised only through an import from ``rewardkit`` or ``agentfly`` (the package name is then
-in the text) or a relative import (AgentFly's own ``from .reward_base import reward``), at module
-level or inside a function. Modules without any are skipped unparsed; configured decorators are
-looked for by name on top (:func:`rewardkit.checks.engine.may_define_rewards`)."""
+MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly")
+"""Text a module that imports ``reward``/``BaseReward`` from rewardkit or AgentFly contains (at
+module level or inside a function); AgentFly's own relative imports are looked for separately
+(:func:`rewardkit.checks.engine.may_define_rewards`)."""
 
 CONTEXT_COROUTINE_METHODS = frozenset(
     {"acquire_resource", "release_resource", "end_resource", "close"}

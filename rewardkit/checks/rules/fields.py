@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rewardkit.checks.discovery import RewardFacts
 from rewardkit.checks.fixes import rename_fix
 from rewardkit.checks.model import Diagnostic, Fix, RewardParameter, Severity
-from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+from rewardkit.checks.rules.base import Invalid, Rule, Valid, reward_data
 from rewardkit.fields import PREDEFINED_FIELDS
 
 if TYPE_CHECKING:
@@ -72,6 +72,14 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 ``completion``...): the did-you-mean of a parameter spelled nothing like it."""
 
 
+MODEL_OUTPUT_NAMES: dict[str, str] = {
+    "prediction": "AgentFly's older name for the model's answer",
+    "solution_str": "verl's name for the model's answer",
+}
+"""Names other frameworks give the model's output, which no dataset provides and nothing injects
+here: reported even when no task field is declared."""
+
+
 def closest_field(name: str, config: CheckConfig) -> str | None:
     """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
     known = config.known_fields()
@@ -108,15 +116,17 @@ def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> 
 def _unfilled(
     rule: type[Rule], facts: RewardFacts, config: CheckConfig, *, with_default: bool
 ) -> Iterator[Diagnostic]:
-    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean."""
-    if not config.has_task_fields:
-        return
+    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean.
+
+    Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`."""
+    only_model_outputs = not config.has_task_fields
     known = config.known_fields()
     for parameter in _fillable(facts):
         name, span = parameter.name, parameter.span
         if (
             parameter.has_default != with_default
             or name in known
+            or (only_model_outputs and name not in MODEL_OUTPUT_NAMES)
             or _predefined_misspelling(parameter, config)
         ):
             continue
@@ -125,6 +135,8 @@ def _unfilled(
             message = f"no field fills `{name}`: it is always its default"
         else:
             message = f"`{name}` is not a field: no predefined, injected or task field fills it"
+        if name in MODEL_OUTPUT_NAMES:
+            message += f" (`{name}` is {MODEL_OUTPUT_NAMES[name]})"
         fixes: list[Fix] = []
         if suggestion:
             message += f"; did you mean `{suggestion}`?"
@@ -141,8 +153,10 @@ def _unfilled(
 
 class UnknownField(Rule):
     """A parameter without a default that no field fills: the runtime raises ``MissingFieldError``
-    (or, where fields are filtered, the reward never runs). Only reported when task fields are
-    declared (``task_fields`` or ``task_schema``): otherwise any name could be a task field."""
+    (or, where fields are filtered, the reward never runs). Reported when task fields are declared
+    (``task_fields`` or ``task_schema``); without them any name could be a task field, except
+    the names other frameworks give the model's output, which no dataset provides:
+    ``prediction`` (AgentFly's older name for ``final_response``) and ``solution_str`` (verl's)."""
 
     code = "RK101"
     severity = Severity.ERROR
@@ -153,6 +167,11 @@ class UnknownField(Rule):
         "    return float(final_response == answer)\n",
         "from rewardkit import reward\n\n@reward\ndef exact(final_response, **extra):\n"
         "    return float(final_response == extra.get('answer'))\n",
+        Valid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, gold):\n"
+            "    return float(final_response == gold)\n",
+            task_fields=(),
+        ),
     )
     INVALID = (
         Invalid(
@@ -161,6 +180,14 @@ class UnknownField(Rule):
             4,
             "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
             "    return float(final_response == answer)\n",
+        ),
+        Invalid(
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(prediction, answer):\n    return float(prediction == answer)\n",
+            4,
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(final_response, answer):\n    return float(final_response == answer)\n",
+            task_fields=(),
         ),
     )
 
@@ -274,7 +301,8 @@ class PositionalOnlyParameter(Rule):
 
 class DefaultNeverFilled(Rule):
     """A parameter with a default that no field can fill always gets its default: usually a
-    misnamed task field. Only reported when task fields are declared."""
+    misnamed task field. Reported when task fields are declared, and for the model-output names
+    of other frameworks (``prediction=""``) whatever the configuration."""
 
     code = "RK104"
     severity = Severity.WARNING
