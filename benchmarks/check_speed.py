@@ -212,27 +212,7 @@ def module_of_lines(lines: int, seed: int = 0) -> str:
     return text
 
 
-REWARD_BLOCK = '''
-
-@reward(name="task_{index}")
-def task_{index}_reward(final_response: str, answer: str, trajectory=None):
-    """Grade task {index}: exact match after normalisation, with a length penalty."""
-    text = normalise_{index}(final_response)
-    expected = normalise_{index}(answer)
-    bonus = 0.{digit}
-    if not text:
-        return {{"reward": 0.0, "matched": False, "length": 0}}
-    matched = text == expected
-    penalty = min(len(text) / 4000, 0.5)
-    score = (1.0 if matched else 0.0) + bonus - penalty
-    return {{"reward": max(score, 0.0), "matched": matched, "length": len(text)}}
-
-
-def normalise_{index}(text: str) -> str:
-    """Lower-case, strip punctuation and collapse spaces."""
-    kept = [c.lower() for c in text if c.isalnum() or c.isspace()]
-    return " ".join("".join(kept).split())
-
+EXTRA_HELPER = '''
 
 def overlap_{index}(first: str, second: str) -> float:
     """Share of the words of ``second`` that ``first`` contains."""
@@ -242,24 +222,22 @@ def overlap_{index}(first: str, second: str) -> float:
         return 0.0
     hits = sum(1 for word in expected if word in words)
     return hits / len(expected)
-
-
-class Task{index}Reward(BaseReward):
-    name = "task_{index}_class"
-
-    async def call(self, final_response: str, answer: str, context=None):
-        """The same grade, as a class-based async reward."""
-        result = task_{index}_reward(final_response=final_response, answer=answer)
-        return result.reward
 '''
 
 
 def editor_module(rewards: int = 100) -> str:
-    """The language server's benchmark module: ``rewards`` rewards (a function and a class per
-    block, with a helper each) in about 2,000 lines."""
-    header = '"""Generated reward module."""\n\nfrom rewardkit import BaseReward, reward\n'
-    blocks = [REWARD_BLOCK.format(index=i, digit=i % 10) for i in range(rewards // 2)]
-    return header + "".join(blocks)
+    """The language server benchmark's module (``benchmarks/lsp_latency.py``: a function reward,
+    a class reward and a helper per block), with one more helper per block, holding ``rewards``
+    rewards in about 2,000 lines."""
+    from lsp_latency import HEADER as EDITOR_HEADER
+    from lsp_latency import REWARD_TEMPLATE
+
+    per_block = REWARD_TEMPLATE.count("@reward(") + REWARD_TEMPLATE.count("(BaseReward)")
+    blocks = [
+        REWARD_TEMPLATE.format(index=i, digit=i % 10) + EXTRA_HELPER.format(index=i)
+        for i in range(rewards // per_block)
+    ]
+    return EDITOR_HEADER + "".join(blocks)
 
 
 def write_corpus(directory: Path, modules: int, seed: int = 0) -> list[Path]:
