@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -135,6 +136,11 @@ class CheckConfig:
     def has_task_fields(self) -> bool:
         """Whether any task field is declared (RK101 only runs when one is)."""
         return bool(self.task_fields)
+
+    @cached_property
+    def field_names(self) -> tuple[str, ...]:
+        """The names of :meth:`known_fields`, in the same order (computed once per config)."""
+        return tuple(self.known_fields())
 
     def known_fields(self) -> dict[str, str]:
         """Every name the runtime can fill: predefined, injected and task fields -> a one-line description."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -37,11 +38,17 @@ def edit_distance(first: str, second: str) -> int:
 
 def misspelled_field(name: str, config: CheckConfig) -> str | None:
     """The predefined (or injected) field ``name`` is a small misspelling of, if any."""
-    known = config.known_fields()
-    if name in known or name in NOT_MISSPELLINGS or len(name) < 4:
+    if name in config.field_names or name in NOT_MISSPELLINGS or len(name) < 4:
         return None
+    return _closest_spelling(name, tuple(config.injected_fields))
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest_spelling(name: str, injected: tuple[str, ...]) -> str | None:
+    """The predefined or injected field one or two edits from ``name`` (memoised: the same
+    parameter names come back in every reward of a module)."""
     best: tuple[int, str] | None = None
-    for candidate in (*PREDEFINED_FIELDS, *config.injected_fields):
+    for candidate in (*PREDEFINED_FIELDS, *injected):
         if len(candidate) < 4:
             continue
         limit = 1 if len(candidate) <= 7 else 2
@@ -82,7 +89,7 @@ here: reported even when no task field is declared."""
 
 def closest_field(name: str, config: CheckConfig) -> str | None:
     """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
-    known = config.known_fields()
+    known = config.field_names
     matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
     if matches:
         return matches[0]
@@ -108,7 +115,7 @@ def is_context_annotation(annotation: str | None) -> bool:
 def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> str | None:
     """The predefined field a parameter was meant to be (RK102): a near spelling, or ``context``
     for any parameter annotated ``Context`` (fields are passed by name, never by type)."""
-    if is_context_annotation(parameter.annotation) and parameter.name not in config.known_fields():
+    if is_context_annotation(parameter.annotation) and parameter.name not in config.field_names:
         return "context"
     return misspelled_field(parameter.name, config)
 
@@ -120,7 +127,7 @@ def _unfilled(
 
     Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`."""
     only_model_outputs = not config.has_task_fields
-    known = config.known_fields()
+    known = config.field_names
     for parameter in _fillable(facts):
         name, span = parameter.name, parameter.span
         if (
