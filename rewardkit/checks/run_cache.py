@@ -1,7 +1,8 @@
 """The cache of whole ``rewardkit check`` runs: unchanged files print their report without parsing.
 
 Like ruff's cache, it lives in ``.rewardkit_cache/`` (at the nearest directory above the
-current one that has a ``pyproject.toml``, else the current directory), holds its own
+current one that has a ``pyproject.toml`` or is a git checkout's root, else the current
+directory), holds its own
 ``.gitignore`` and is safe to delete. A run is found again by a key over rewardkit's version and
 code, the Python version, the command's options and working directory, the files it considers
 and every ``pyproject.toml`` that may configure them; the entry then lists the files checked
@@ -40,11 +41,14 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def cache_root(cwd: str | None = None) -> str:
     """``.rewardkit_cache`` of the project: at the nearest directory with a ``pyproject.toml``
-    above ``cwd`` (included), else in ``cwd``."""
+    above ``cwd`` (included) within its git checkout (never above the checkout's root), else in
+    ``cwd``."""
     start = os.path.abspath(cwd or os.getcwd())
     directory = start
     while True:
-        if os.path.isfile(os.path.join(directory, "pyproject.toml")):
+        if os.path.isfile(os.path.join(directory, "pyproject.toml")) or os.path.exists(
+            os.path.join(directory, ".git")
+        ):
             return os.path.join(directory, CACHE_DIRECTORY)
         parent = os.path.dirname(directory)
         if parent == directory:

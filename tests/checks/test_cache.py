@@ -172,3 +172,15 @@ def test_only_changed_files_are_analysed_again(
         "rewards/bad.py:4:5: RK401 reward name 'qa' is also defined at rewards/extra_4.py:4",
         "rewards/extra_4.py:4:5: RK401 reward name 'qa' is also defined at rewards/bad.py:4",
     ]
+
+
+def test_the_cache_stays_inside_the_git_checkout(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'outer'\n", encoding="utf-8")
+    checkout = tmp_path / "repo"
+    (checkout / "pkg").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=checkout, check=True)
+    (checkout / "pkg" / "r.py").write_text(GOOD, encoding="utf-8")
+    assert run_check(".", cwd=checkout / "pkg").returncode == 0
+    assert (checkout / ".rewardkit_cache").is_dir()
+    assert not (tmp_path / ".rewardkit_cache").exists()
+    assert not (checkout / "pkg" / ".rewardkit_cache").exists()
