@@ -9,7 +9,6 @@ file's bytes. A damaged entry is a miss.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -27,7 +26,13 @@ from rewardkit.checks.model import (
     Span,
     TextEdit,
 )
-from rewardkit.checks.run_cache import engine_fingerprint, ensure_directory, prune, write_atomically
+from rewardkit.checks.run_cache import (
+    engine_fingerprint,
+    ensure_directory,
+    hasher,
+    prune,
+    write_atomically,
+)
 
 FILES_KEPT = 20_000
 """File entries kept; the oldest are removed beyond this."""
@@ -44,10 +49,10 @@ class FileCache:
 
     def key(self, config: CheckConfig, data_digest: str) -> str:
         """The key of a file's analysis under ``config``."""
-        hasher = hashlib.sha256(self._engine)
-        hasher.update(repr(config.fingerprint).encode("utf-8", "surrogateescape"))
-        hasher.update(data_digest.encode())
-        return hasher.hexdigest()
+        key = hasher(self._engine)
+        key.update(repr(config.fingerprint).encode("utf-8", "surrogateescape"))
+        key.update(data_digest.encode())
+        return key.hexdigest()
 
     def load(self, key: str) -> ModuleAnalysis | None:
         """The stored analysis, or ``None``."""

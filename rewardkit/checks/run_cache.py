@@ -9,15 +9,20 @@ and every ``pyproject.toml`` that may configure them; the entry then lists the f
 with a hash of their bytes and the task schema files read with their size and modification
 time, all compared before the stored report is printed.
 
-This module imports only :mod:`os`, :mod:`sys` and :mod:`hashlib` (no parser, no TOML, no
-dataclasses): a cache hit costs little more than starting Python.
+This module imports only :mod:`os`, :mod:`sys` and CPython's built-in BLAKE2 (no parser, no
+TOML, no dataclasses, not even OpenSSL's hashlib): a cache hit costs little more than starting
+Python.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
+
+try:  # CPython's built-in BLAKE2: hashlib would first load OpenSSL (milliseconds per start)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b as _blake2b
 
 from rewardkit._version import __version__
 
@@ -78,9 +83,14 @@ def engine_fingerprint() -> bytes:
     return "\n".join(parts).encode("utf-8", "surrogateescape")
 
 
+def hasher(data: bytes = b"") -> _blake2b:
+    """A new hash (BLAKE2b, 256 bits) fed ``data``: what every cache key and file hash uses."""
+    return _blake2b(data, digest_size=32)
+
+
 def digest(data: bytes) -> str:
     """The hash that identifies a file's bytes."""
-    return hashlib.sha256(data).hexdigest()
+    return hasher(data).hexdigest()
 
 
 def file_digest(path: str) -> str | None:
@@ -135,12 +145,12 @@ def run_key(
 ) -> str:
     """The key of a run: everything its report depends on except the files' bytes and the task
     schemas (which its entry verifies)."""
-    hasher = hashlib.sha256(engine_fingerprint())
+    key = hasher(engine_fingerprint())
     for part in (os.getcwd(), *options, "\0targets", *(shown for shown, _ in targets), "\0configs"):
-        hasher.update(b"\0" + part.encode("utf-8", "surrogateescape"))
+        key.update(b"\0" + part.encode("utf-8", "surrogateescape"))
     for path, config_digest in configs:
-        hasher.update(f"\0{path}\0{config_digest}".encode("utf-8", "surrogateescape"))
-    return hasher.hexdigest()
+        key.update(f"\0{path}\0{config_digest}".encode("utf-8", "surrogateescape"))
+    return key.hexdigest()
 
 
 def _runs_directory(root: str) -> str:
