@@ -144,6 +144,15 @@ class ImportContext:
     def _map(self) -> dict[str, str]:
         return dict(self.bindings)
 
+    @cached_property
+    def _hash(self) -> int:
+        return hash(
+            (self.bindings, self.star_modules, self.extra_decorators, self.coroutine_functions)
+        )
+
+    def __hash__(self) -> int:  # computed once: contexts key the engine's cache of analyses
+        return self._hash
+
     def qualify(self, dotted: str) -> str:
         """The qualified name a local dotted name refers to (itself when not imported)."""
         head, sep, rest = dotted.partition(".")

@@ -142,26 +142,30 @@ def common_suffix_length(first: str, second: str, limit: int) -> int:
     return low
 
 
-def _statement_head(source: str, offset: int) -> str:
-    """The first characters of the statement starting at ``offset`` (after form feeds)."""
-    return source[offset : offset + 16].lstrip("\f")
+def _head(source: str, offset: int) -> int:
+    """Where the statement starting at ``offset`` has its first token (after form feeds)."""
+    if source.startswith("\f", offset):
+        return _FORM_FEEDS.match(source, offset).end()  # type: ignore[union-attr]
+    return offset
 
 
 def _is_decorator(source: str, offset: int) -> bool:
-    return _statement_head(source, offset).startswith("@")
+    return source.startswith("@", _head(source, offset))
 
 
 def chunks_from_starts(source: str, starts: list[int]) -> list[Chunk]:
     """Group statement starts into chunks (decorators stay with their definition) and cut the text."""
     boundaries: list[int] = []
     previous_is_decorator = False
+    match_clause = _CONTINUES_PREVIOUS.match
     for offset in starts:
-        head = _statement_head(source, offset)
-        if previous_is_decorator or (boundaries and _CONTINUES_PREVIOUS.match(head)):
-            previous_is_decorator = head.startswith("@")
+        offset_head = _head(source, offset)
+        is_decorator = source.startswith("@", offset_head)
+        if previous_is_decorator or (boundaries and match_clause(source, offset_head)):
+            previous_is_decorator = is_decorator
             continue
         boundaries.append(offset)
-        previous_is_decorator = head.startswith("@")
+        previous_is_decorator = is_decorator
     if not boundaries or boundaries[0] != 0:
         boundaries.insert(0, 0)
     chunks: list[Chunk] = []
@@ -177,6 +181,7 @@ def chunks_from_starts(source: str, starts: list[int]) -> list[Chunk]:
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _INDENTATION = re.compile(r"[ \t\f]*")
+_FORM_FEEDS = re.compile(r"\f*")
 
 
 def count_lines(text: str) -> int:
