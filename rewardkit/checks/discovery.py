@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -223,6 +224,11 @@ def _import_bindings(statement: ast.AST) -> Iterator[tuple[str, str]]:
             yield local, (module + alias.name if module.endswith(".") else f"{module}.{alias.name}")
 
 
+TRY_STATEMENTS: tuple[type[ast.stmt], ...] = (
+    (ast.Try, ast.TryStar) if sys.version_info >= (3, 11) else (ast.Try,)
+)
+"""``try`` and, on Python 3.11+, ``try``/``except*``."""
+
 _BLOCKS: dict[type, tuple[str, ...]] = {
     ast.If: ("body", "orelse"),
     ast.For: ("body", "orelse"),
@@ -230,8 +236,7 @@ _BLOCKS: dict[type, tuple[str, ...]] = {
     ast.While: ("body", "orelse"),
     ast.With: ("body",),
     ast.AsyncWith: ("body",),
-    ast.Try: ("body", "handlers", "orelse", "finalbody"),
-    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    **dict.fromkeys(TRY_STATEMENTS, ("body", "handlers", "orelse", "finalbody")),
     ast.Match: ("cases",),
     ast.FunctionDef: ("body",),
     ast.AsyncFunctionDef: ("body",),
@@ -316,7 +321,7 @@ def statement_bindings(statement: ast.stmt) -> Iterator[Definition]:
             if item.optional_vars is not None:
                 for name in _target_names(item.optional_vars):
                     yield name, False, ()
-    elif isinstance(statement, (ast.Try, ast.TryStar)):
+    elif isinstance(statement, TRY_STATEMENTS):
         for handler in statement.handlers:
             if handler.name:
                 yield handler.name, False, ()

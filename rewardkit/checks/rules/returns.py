@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from rewardkit.checks.discovery import (
+    TRY_STATEMENTS,
     ReturnFact,
     RewardFacts,
     block_statements,
@@ -254,8 +255,7 @@ _STATEMENT_KEYWORDS: dict[type[ast.AST], str] = {
     ast.For: "for",
     ast.AsyncFor: "async",
     ast.While: "while",
-    ast.Try: "try",
-    ast.TryStar: "try",
+    **dict.fromkeys(TRY_STATEMENTS, "try"),
     ast.With: "with",
     ast.AsyncWith: "async",
     ast.Match: "match",
@@ -299,7 +299,7 @@ def _statement_leaves(statement: ast.stmt) -> bool:
         return True
     if isinstance(statement, ast.If):
         return _always_leaves(statement.body) and _always_leaves(statement.orelse)
-    if isinstance(statement, (ast.Try, ast.TryStar)):
+    if isinstance(statement, TRY_STATEMENTS):
         if _always_leaves(statement.finalbody):
             return True
         normal = _always_leaves(statement.body) or _always_leaves(statement.orelse)
