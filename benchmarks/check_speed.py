@@ -20,8 +20,11 @@ script pip writes (pre-commit installs hooks the same way). The shared developme
 rewardkit through setuptools' editable finder, which adds tens of milliseconds to *every* Python
 start (it imports pathlib, fnmatch, urllib...): those figures are printed too. The libcst floor
 runs with the same interpreter and finds libcst on ``PYTHONPATH`` (the dev venv's site-packages),
-as does rewardkit. Every figure is the best of several runs; the load average is printed before
-and after.
+as does rewardkit. The process figures are measured in rounds, each command once per round, so
+that all meet the same moments of load on a busy machine; every figure is the best of its runs.
+The engine's figures (row 4, and the re-analysis after an edit) are measured in a process that
+imports the engine only, as the language server does. The load average is printed before and
+after.
 
 Usage: ``python benchmarks/check_speed.py [--files 1600] [--repeats 15] [--keep DIR]``
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
+import json
 import os
 import random
 import shutil
@@ -42,8 +46,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import libcst
 
 import rewardkit
 from rewardkit.checks import CheckConfig, ModuleAnalyzer, TaskField
@@ -278,6 +280,20 @@ def best_process(repeats: int, command: Sequence[str], **kwargs: object) -> floa
     return best_of(repeats, run)
 
 
+def best_processes(
+    repeats: int, commands: dict[str, tuple[Sequence[str], dict[str, object]]]
+) -> dict[str, float]:
+    """The fastest run of each command, the commands taking turns (A, B, C, A, B, C...): on a
+    busy machine every one of them meets the same moments of load."""
+    best = dict.fromkeys(commands, float("inf"))
+    for _ in range(repeats):
+        for name, (command, options) in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=False, **options)  # type: ignore[call-overload]
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
 def install_like_pip(directory: Path) -> tuple[Path, Path]:
     """A fresh virtual environment with rewardkit copied into its site-packages and byte-compiled
     (what ``pip install`` of the wheel leaves), and the console script pip writes.
@@ -333,6 +349,37 @@ def row(name: str, figure: float, peer_name: str, peer: float, target: float | N
     return target is None or ratio <= target
 
 
+def engine_rows() -> dict[str, object]:
+    """The engine's figures on the editor module, measured in this (engine-only) process."""
+    source = editor_module(100)
+    config = CheckConfig(task_fields={name: TaskField(name, "pyproject") for name in TASK_FIELDS})
+    analysis = ModuleAnalyzer().analyze(source, "big.py", config)
+    first = best_of(7, lambda: ModuleAnalyzer().analyze(source, "big.py", config))
+    parsed = best_of(7, lambda: ast.parse(source))
+    analyzer = ModuleAnalyzer()
+    analyzer.analyze(source, "big.py", config)
+    rng = random.Random(1)
+    text_lines = source.split("\n")
+    candidates = [
+        i for i, line in enumerate(text_lines) if line.startswith("    ") and "return" in line
+    ]
+    timings = []
+    for step in range(200):
+        index = rng.choice(candidates)
+        text_lines[index] += f"  # edit {step}"
+        edited = "\n".join(text_lines)
+        start = time.perf_counter()
+        analyzer.analyze(edited, "big.py", config)
+        timings.append(time.perf_counter() - start)
+    timings.sort()
+    return {
+        "rewards": len(analysis.rewards),
+        "first": first,
+        "ast": parsed,
+        "edits": [statistics.median(timings), timings[189], timings[-1]],
+    }
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
@@ -343,7 +390,11 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=1600)
     parser.add_argument("--repeats", type=int, default=15, help="runs per process figure")
     parser.add_argument("--keep", help="write the corpus here and keep it")
+    parser.add_argument("--engine-rows", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.engine_rows:
+        print(json.dumps(engine_rows()))
+        return 0
 
     workdir = Path(arguments.keep) if arguments.keep else Path(tempfile.mkdtemp(prefix="rk-speed-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -367,137 +418,121 @@ def main() -> int:
         lines = module.read_text(encoding="utf-8").count("\n")
         floor_code = "import libcst, sys; libcst.parse_module(open(sys.argv[1]).read())"
         ast_floor_code = "import ast, sys; ast.parse(open(sys.argv[1]).read())"
-        print(f"\n{lines}-line module, {repeats} runs each, best run:")
-        floor = best_process(
-            repeats, [str(python), "-c", floor_code, str(module)], env=installed_env
-        )
-        cold = best_process(
+        ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+        dev_python = sys.executable
+        dev_command = [dev_python, "-m", "rewardkit", "check"]
+        installed = {"cwd": single, "env": installed_env}
+        dev = {"cwd": single, "env": dev_env}
+        for warm_up in (
+            [str(script), "check", "rewards.py"],
+            [*dev_command, "rewards.py"],
+            [ruff, "check", "rewards.py"],
+        ):  # the caches of the "unchanged" rows, and byte code for the dev venv's modules
+            subprocess.run(warm_up, capture_output=True, check=False, cwd=single, env=dev_env)
+        subprocess.run(
+            [str(script), "check", "rewards.py"], capture_output=True, check=False, **installed
+        )  # type: ignore[arg-type]
+        print(f"\n{lines}-line module, {repeats} rounds, every command once per round, best run:")
+        times = best_processes(
             repeats,
-            [str(script), "check", "--no-cache", "rewards.py"],
-            cwd=single,
-            env=installed_env,
+            {
+                "floor": ([str(python), "-c", floor_code, str(module)], installed),
+                "cold": ([str(script), "check", "--no-cache", "rewards.py"], installed),
+                "warm": ([str(script), "check", "rewards.py"], installed),
+                "ruff": ([ruff, "check", "rewards.py"], {"cwd": single}),
+                "bare": ([str(python), "-c", "pass"], installed),
+                "ast": ([str(python), "-c", ast_floor_code, str(module)], installed),
+                "dev floor": ([dev_python, "-c", floor_code, str(module)], dev),
+                "dev cold": ([*dev_command, "--no-cache", "rewards.py"], dev),
+                "dev warm": ([*dev_command, "rewards.py"], dev),
+                "dev bare": ([dev_python, "-c", "pass"], dev),
+            },
         )
         met &= row(
             "rewardkit check, cold (installed)",
-            cold,
+            times["cold"],
             "import libcst + parse (same python)",
-            floor,
+            times["floor"],
             1.3,
         )
-        subprocess.run(
-            [str(script), "check", "rewards.py"],
-            cwd=single,
-            env=installed_env,
-            capture_output=True,
-            check=False,
-        )
-        warm = best_process(
-            repeats, [str(script), "check", "rewards.py"], cwd=single, env=installed_env
-        )
-        ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-        subprocess.run([ruff, "check", "rewards.py"], cwd=single, capture_output=True, check=False)
-        ruff_time = best_process(repeats, [ruff, "check", "rewards.py"], cwd=single)
         met &= row(
             "rewardkit check, unchanged (installed)",
-            warm,
+            times["warm"],
             "ruff check, unchanged (its cache)",
-            ruff_time,
+            times["ruff"],
             3.0,
         )
-        bare = best_process(repeats, [str(python), "-c", "pass"], env=installed_env)
-        ast_floor = best_process(
-            repeats, [str(python), "-c", ast_floor_code, str(module)], env=installed_env
-        )
-        row("  (for information) python -c pass", bare, "ruff check, unchanged", ruff_time, None)
         row(
-            "  (for information) import ast + parse",
-            ast_floor,
-            "import libcst + parse",
-            floor,
+            "  (for information) python -c pass",
+            times["bare"],
+            "ruff check, unchanged",
+            times["ruff"],
             None,
         )
-
-        dev_python = sys.executable
-        dev_floor = best_process(repeats, [dev_python, "-c", floor_code, str(module)], env=dev_env)
-        dev_command = [dev_python, "-m", "rewardkit", "check"]
-        subprocess.run(
-            [*dev_command, "--no-cache", "rewards.py"],
-            cwd=single,
-            env=dev_env,
-            capture_output=True,
-            check=False,
+        row(
+            "  (for information) import ast + parse",
+            times["ast"],
+            "import libcst + parse",
+            times["floor"],
+            None,
         )
-        dev_cold = best_process(
-            repeats, [*dev_command, "--no-cache", "rewards.py"], cwd=single, env=dev_env
-        )
-        dev_warm = best_process(repeats, [*dev_command, "rewards.py"], cwd=single, env=dev_env)
-        dev_bare = best_process(repeats, [dev_python, "-c", "pass"], env=dev_env)
         print("the same in the shared dev venv (setuptools' editable finder runs at every start):")
         row(
             "  rewardkit check, cold (dev venv)",
-            dev_cold,
+            times["dev cold"],
             "import libcst + parse (dev venv)",
-            dev_floor,
+            times["dev floor"],
             None,
         )
         row(
             "  rewardkit check, unchanged (dev venv)",
-            dev_warm,
+            times["dev warm"],
             "ruff check, unchanged",
-            ruff_time,
+            times["ruff"],
             None,
         )
-        row("  python -c pass (dev venv)", dev_bare, "ruff check, unchanged", ruff_time, None)
+        row(
+            "  python -c pass (dev venv)",
+            times["dev bare"],
+            "ruff check, unchanged",
+            times["ruff"],
+            None,
+        )
 
-        # Row 4 (measured before the corpus fills this process's memory): the language server's
-        # first analysis of a 2,000-line module.
+        # Row 4: the language server's first analysis of a 2,000-line module, in a process of its
+        # own that imports the engine only (as the server does: a process that has imported
+        # libcst pays for its objects at every garbage collection).
         source = editor_module(100)
-        config = CheckConfig(
-            task_fields={name: TaskField(name, "pyproject") for name in TASK_FIELDS}
+        import libcst  # only in this process: the engine's process above never imports it
+
+        engine = json.loads(
+            subprocess.run(
+                [sys.executable, __file__, "--engine-rows"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
         )
-        analysis = ModuleAnalyzer().analyze(source, "big.py", config)
-        print(
-            f"\n{source.count(chr(10)):,}-line module, {len(analysis.rewards)} rewards, 7 runs each:"
-        )
+        print(f"\n{source.count(chr(10)):,}-line module, {engine['rewards']} rewards, 7 runs each:")
         parse_one = best_of(7, lambda: libcst.parse_module(source))
-        first = best_of(7, lambda: ModuleAnalyzer().analyze(source, "big.py", config))
         met &= row(
             "first analysis (ModuleAnalyzer().analyze)",
-            first,
+            engine["first"],
             "libcst.parse_module of it",
             parse_one,
             1.2,
         )
-        ast_one = best_of(7, lambda: ast.parse(source))
         row(
             "  (for information) ast.parse of it",
-            ast_one,
+            engine["ast"],
             "libcst.parse_module of it",
             parse_one,
             None,
         )
-
-        # Incremental re-analysis (the engine's share of each edit in the editor).
-        analyzer = ModuleAnalyzer()
-        analyzer.analyze(source, "big.py", config)
-        rng = random.Random(1)
-        text_lines = source.split("\n")
-        candidates = [
-            i for i, line in enumerate(text_lines) if line.startswith("    ") and "return" in line
-        ]
-        timings = []
-        for step in range(200):
-            index = rng.choice(candidates)
-            text_lines[index] += f"  # edit {step}"
-            edited = "\n".join(text_lines)
-            start = time.perf_counter()
-            analyzer.analyze(edited, "big.py", config)
-            timings.append(time.perf_counter() - start)
-        timings.sort()
+        p50, p95, worst = engine["edits"]
         print(
-            f"  (for information) re-analysis after a one-line edit: p50 "
-            f"{statistics.median(timings) * 1000:.2f} ms, p95 {timings[189] * 1000:.2f} ms, "
-            f"max {timings[-1] * 1000:.2f} ms"
+            f"  (for information) re-analysis after a one-line edit (200 edits): p50 "
+            f"{p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, max {worst * 1000:.2f} ms"
         )
         gc.collect()
 
