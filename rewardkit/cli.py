@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
 
 from rewardkit._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `rewardkit check` answers from its cache at once
+    from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("rewardkit.evaluation.cli", "grade model responses (e.g. `rewardkit eval math`)"),

@@ -14,6 +14,7 @@ RULE_CODES: tuple[str, ...] = (
     "RK202",
     "RK203",
     "RK204",
+    "RK205",
     "RK301",
     "RK302",
     "RK303",
@@ -21,6 +22,7 @@ RULE_CODES: tuple[str, ...] = (
     "RK402",
     "RK900",
     "RK901",
+    "RK902",
 )
 """Every code a rule reports, in order (a test keeps it equal to the codes of ``RULES``)."""
 

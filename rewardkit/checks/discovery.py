@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -26,12 +27,10 @@ from rewardkit.checks.positions import NodePositions
 REWARD_PACKAGES = ("rewardkit", "agentfly")
 """Top-level packages whose ``reward`` and ``BaseReward`` define rewards."""
 
-MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly|from\s*\.[\w.]*\s*import")
-"""Text every module that defines a reward contains: a reward's decorator or base class is
-recognised only through an import from ``rewardkit`` or ``agentfly`` (the package name is then
-in the text) or a relative import (AgentFly's own ``from .reward_base import reward``), at module
-level or inside a function. Modules without any are skipped unparsed; configured decorators are
-looked for by name on top (:func:`rewardkit.checks.engine.may_define_rewards`)."""
+MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly")
+"""Text a module that imports ``reward``/``BaseReward`` from rewardkit or AgentFly contains (at
+module level or inside a function); AgentFly's own relative imports are looked for separately
+(:func:`rewardkit.checks.engine.may_define_rewards`)."""
 
 CONTEXT_COROUTINE_METHODS = frozenset(
     {"acquire_resource", "release_resource", "end_resource", "close"}
@@ -146,6 +145,15 @@ class ImportContext:
     def _map(self) -> dict[str, str]:
         return dict(self.bindings)
 
+    @cached_property
+    def _hash(self) -> int:
+        return hash(
+            (self.bindings, self.star_modules, self.extra_decorators, self.coroutine_functions)
+        )
+
+    def __hash__(self) -> int:  # computed once: contexts key the engine's cache of analyses
+        return self._hash
+
     def qualify(self, dotted: str) -> str:
         """The qualified name a local dotted name refers to (itself when not imported)."""
         head, sep, rest = dotted.partition(".")
@@ -216,19 +224,44 @@ def _import_bindings(statement: ast.AST) -> Iterator[tuple[str, str]]:
             yield local, (module + alias.name if module.endswith(".") else f"{module}.{alias.name}")
 
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+TRY_STATEMENTS: tuple[type[ast.stmt], ...] = (
+    (ast.Try, ast.TryStar) if sys.version_info >= (3, 11) else (ast.Try,)
+)
+"""``try`` and, on Python 3.11+, ``try``/``except*``."""
+
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    **dict.fromkeys(TRY_STATEMENTS, ("body", "handlers", "orelse", "finalbody")),
+    ast.Match: ("cases",),
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+}
+"""The fields of each compound statement that hold blocks of statements (handlers and cases
+hold one block each)."""
 
 
-def block_statements(statement: ast.AST) -> Iterator[ast.stmt]:
+def block_statements(statement: ast.AST) -> list[ast.stmt]:
     """The statements directly in a compound statement's blocks (not in nested scopes' bodies)."""
-    for name in _BLOCK_FIELDS:
-        block = getattr(statement, name, None)
-        if isinstance(block, list):
-            yield from block
-    for handler in getattr(statement, "handlers", ()):
-        yield from handler.body
-    for case in getattr(statement, "cases", ()):
-        yield from case.body
+    names = _BLOCKS.get(type(statement))
+    if names is None:
+        return []
+    found: list[ast.stmt] = []
+    for name in names:
+        for item in getattr(statement, name):
+            if isinstance(item, (ast.ExceptHandler, ast.match_case)):
+                found.extend(item.body)
+            else:
+                found.append(item)
+    return found
+
+
+_SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _scope_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -237,17 +270,13 @@ def _scope_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     while pending:
         statement = pending.pop()
         yield statement
-        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            pending.extend(reversed(list(block_statements(statement))))
+        if type(statement) in _BLOCKS and not isinstance(statement, _SCOPE_TYPES):
+            pending.extend(reversed(block_statements(statement)))
 
 
 def collect_imports(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
     """Every import binding of a scope (also inside its ``if``/``try``/``with``/loop blocks)."""
-    found: list[tuple[str, str]] = []
-    for statement in _scope_statements(body):
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            found.extend(_import_bindings(statement))
-    return tuple(found)
+    return scan_scope(body)[0]
 
 
 def _target_names(target: ast.AST) -> Iterator[str]:
@@ -267,27 +296,49 @@ a name bound any other way has ``False`` and no decorators."""
 
 def scope_definitions(body: Sequence[ast.stmt]) -> tuple[Definition, ...]:
     """Every name a scope's statements bind (imports excepted, see :func:`collect_imports`)."""
-    found: list[Definition] = []
+    return scan_scope(body)[1]
+
+
+def statement_bindings(statement: ast.stmt) -> Iterator[Definition]:
+    """The names one statement binds in its scope (not counting imports)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        decorators = tuple(
+            dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
+            for d in statement.decorator_list
+        )
+        yield statement.name, isinstance(statement, ast.AsyncFunctionDef), decorators
+    elif isinstance(statement, ast.ClassDef):
+        yield statement.name, False, ()
+    elif isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            for name in _target_names(target):
+                yield name, False, ()
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        for name in _target_names(statement.target):
+            yield name, False, ()
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        for item in statement.items:
+            if item.optional_vars is not None:
+                for name in _target_names(item.optional_vars):
+                    yield name, False, ()
+    elif isinstance(statement, TRY_STATEMENTS):
+        for handler in statement.handlers:
+            if handler.name:
+                yield handler.name, False, ()
+
+
+def scan_scope(
+    body: Sequence[ast.stmt],
+) -> tuple[tuple[tuple[str, str], ...], tuple[Definition, ...]]:
+    """(import bindings, other bindings) of a scope's statements, in one walk."""
+    imports: list[tuple[str, str]] = []
+    definitions: list[Definition] = []
     for statement in _scope_statements(body):
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            decorators = tuple(
-                dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
-                for d in statement.decorator_list
-            )
-            found.append((statement.name, isinstance(statement, ast.AsyncFunctionDef), decorators))
-        elif isinstance(statement, ast.ClassDef):
-            found.append((statement.name, False, ()))
-        elif isinstance(statement, ast.Assign):
-            found.extend((name, False, ()) for t in statement.targets for name in _target_names(t))
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-            found.extend((name, False, ()) for name in _target_names(statement.target))
-        elif isinstance(statement, (ast.With, ast.AsyncWith)):
-            for item in statement.items:
-                if item.optional_vars is not None:
-                    found.extend((name, False, ()) for name in _target_names(item.optional_vars))
-        elif isinstance(statement, (ast.Try, ast.TryStar)):
-            found.extend((h.name, False, ()) for h in statement.handlers if h.name)
-    return tuple(found)
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            imports.extend(_import_bindings(statement))
+        else:
+            definitions.extend(statement_bindings(statement))
+    return tuple(imports), tuple(definitions)
 
 
 def coroutine_names(
@@ -321,17 +372,23 @@ class LocalScope:
     """Every other name bound in the body (parameters included): none of them is resolved."""
 
 
-def local_scope(node: FunctionNode | ast.ClassDef, context: ImportContext) -> LocalScope:
-    """The imports and definitions of a function's (or class's) body, its parameters included."""
-    imports = collect_imports(node.body)
-    definitions = scope_definitions(node.body)
-    if isinstance(node, ast.ClassDef):
-        parameters: list[str] = []
-    else:
-        arguments = node.args
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-        parameters = [argument.arg for argument in every]
+def parameter_names(function: FunctionNode) -> list[str]:
+    """Every parameter name of a function, ``*args`` and ``**kwargs`` included."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [argument.arg for argument in every]
+
+
+def local_scope(
+    node: FunctionNode | ast.ClassDef,
+    context: ImportContext,
+    scanned: tuple[tuple[tuple[str, str], ...], Sequence[Definition]] | None = None,
+) -> LocalScope:
+    """The imports and definitions of a function's (or class's) body, its parameters included
+    (``scanned``: the body's :func:`scan_scope`, when already known)."""
+    imports, definitions = scanned if scanned is not None else scan_scope(node.body)
+    parameters = [] if isinstance(node, ast.ClassDef) else parameter_names(node)
     if not imports and not definitions and not parameters:
         return LocalScope()
     coroutines, other = coroutine_names(definitions, context.inner(LocalScope(imports)))
@@ -363,7 +420,12 @@ class ReturnFact:
     """A ``return`` of the reward's own body (not of a nested function)."""
 
     node: ast.Return
-    span: Span
+    positions: NodePositions
+
+    @property
+    def span(self) -> Span:
+        """Where the ``return`` statement is (computed when a rule reports it)."""
+        return self.positions.span(self.node)
 
 
 @dataclass
@@ -371,9 +433,8 @@ class CallFact:
     """A call in the reward's body with what surrounds it."""
 
     node: ast.Call
-    span: Span
+    positions: NodePositions
     dotted: str | None
-    qualified: str | None
     nested: bool
     """Inside a nested function, lambda or class (not run by the reward itself)."""
     parent: ast.AST | None
@@ -382,6 +443,13 @@ class CallFact:
     grandparent: ast.AST | None = None
     assigned_to: str | None = None
     """The local name the call's result is assigned to (``x = call(...)``), if any."""
+    qualified: str | None = None
+    """``dotted`` resolved through the imports in the reward's scope (filled after the walk)."""
+
+    @property
+    def span(self) -> Span:
+        """Where the call is (computed when a rule reports it)."""
+        return self.positions.span(self.node)
 
 
 @dataclass
@@ -413,7 +481,8 @@ class RewardFacts:
     calls: list[CallFact] = field(default_factory=list)
     awaited: set[int] = field(default_factory=set)
     """``id()`` of every expression directly under ``await``."""
-    name_uses: dict[str, list[Span]] = field(default_factory=dict)
+    name_uses: dict[str, list[ast.Name]] = field(default_factory=dict)
+    """Every ``Name`` node of the body, by name (the rename fix edits them)."""
     local_dicts: dict[str, LocalDict] = field(default_factory=dict)
     bindings: dict[str, list[ast.expr | None]] = field(default_factory=dict)
     """Values assigned to each plain local name in the body (``None``: unpacked or bound by a
@@ -496,31 +565,40 @@ def iter_children(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
 
 
 def collect_facts(facts: RewardFacts) -> RewardFacts:
-    """Walk the reward's body once (iteratively: deep nesting is fine) and fill ``facts``."""
+    """Walk the reward's body once (iteratively: deep nesting is fine) and fill ``facts``.
+
+    The same walk collects what the body itself imports and defines: ``facts.context`` becomes
+    the reward's own scope (its local imports qualify its calls)."""
     positions = facts.positions
     function = facts.function
-    Stack = list[tuple[ast.AST, ast.AST | None, str, ast.AST | None, bool]]
-    stack: Stack = [
+    Item = tuple[ast.AST, ast.AST | None, str, ast.AST | None, bool]
+    stack: list[Item] = [
         (statement, function, "body", None, False) for statement in reversed(function.body)
     ]
+    push = stack.append
     local_dicts = facts.local_dicts
     name_uses = facts.name_uses
-    context = facts.context
+    imports: list[tuple[str, str]] = []
+    definitions: list[Definition] = []
+    calls = facts.calls
     while stack:
         node, parent, field_name, grandparent, nested = stack.pop()
         node_type = type(node)
         if node_type is ast.Name:
-            name_uses.setdefault(node.id, []).append(positions.span(node))  # type: ignore[attr-defined]
+            uses = name_uses.get(node.id)  # type: ignore[attr-defined]
+            if uses is None:
+                name_uses[node.id] = [node]  # type: ignore[attr-defined,list-item]
+            else:
+                uses.append(node)  # type: ignore[arg-type]
             continue
-        if node_type is ast.Return and not nested:
-            facts.returns.append(ReturnFact(node, positions.span(node)))  # type: ignore[arg-type]
-        elif node_type is ast.Call:
+        if node_type is ast.Constant:
+            continue
+        if node_type is ast.Call:
             call_dotted = dotted_name(node.func)  # type: ignore[attr-defined]
             fact = CallFact(
                 node,  # type: ignore[arg-type]
-                positions.span(node),
+                positions,
                 call_dotted,
-                context.qualify(call_dotted) if call_dotted else None,
                 nested,
                 parent,
                 field_name,
@@ -532,22 +610,52 @@ def collect_facts(facts: RewardFacts) -> RewardFacts:
                     fact.assigned_to = target.id
             elif isinstance(parent, ast.AnnAssign) and isinstance(parent.target, ast.Name):
                 fact.assigned_to = parent.target.id
-            facts.calls.append(fact)
+            calls.append(fact)
             if call_dotted and not nested:
                 owner, _, method = call_dotted.rpartition(".")
                 if method in _DICT_MUTATORS and owner in local_dicts:
                     local_dicts[owner].unknown = True
+        elif not nested:
+            if node_type is ast.Return:
+                facts.returns.append(ReturnFact(node, positions))  # type: ignore[arg-type]
+            elif node_type is ast.Await:
+                facts.awaited.add(id(node.value))  # type: ignore[attr-defined]
+            elif node_type is ast.Yield or node_type is ast.YieldFrom:
+                facts.is_generator = True
+            elif node_type is ast.Import or node_type is ast.ImportFrom:
+                imports.extend(_import_bindings(node))
+                continue
+            if node_type in _BINDING_STATEMENTS:
+                _track_assignment(node, local_dicts, facts.bindings)
+            if isinstance(node, ast.stmt):
+                definitions.extend(statement_bindings(node))
         elif node_type is ast.Await:
             facts.awaited.add(id(node.value))  # type: ignore[attr-defined]
-        elif node_type in (ast.Yield, ast.YieldFrom) and not nested:
-            facts.is_generator = True
-        elif not nested and node_type in _BINDING_STATEMENTS:
-            _track_assignment(node, local_dicts, facts.bindings)
         child_nested = nested or node_type in _SCOPES
-        children = list(iter_children(node))
-        for name, child in reversed(children):
-            stack.append((child, node, name, parent, child_nested))
+        for name in _reversed_fields(node_type):
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, ast.AST):
+                        push((item, node, name, parent, child_nested))
+            elif isinstance(value, ast.AST):
+                push((value, node, name, parent, child_nested))
+    scope = local_scope(function, facts.context, (tuple(imports), definitions))
+    facts.context = context = facts.context.inner(scope)
+    for call in calls:
+        if call.dotted is not None:
+            call.qualified = context.qualify(call.dotted)
     return facts
+
+
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _reversed_fields(node_type: type) -> tuple[str, ...]:
+    names = _REVERSED_FIELDS.get(node_type)
+    if names is None:
+        names = _REVERSED_FIELDS[node_type] = tuple(reversed(child_fields(node_type)))
+    return names
 
 
 _BINDING_STATEMENTS = (
@@ -777,13 +885,38 @@ def _reward_facts(
         definition=definition,
         function=function,
         positions=positions,
-        context=context.inner(local_scope(function, context)),
+        context=context,
         parameters=parameters,
         none_as_zero=none_as_zero,
         runtime=runtime,
         self_coroutines=self_coroutines,
     )
     return collect_facts(facts)
+
+
+class _Scope:
+    """The imports in scope at a statement: computed only when a nested definition needs them
+    (most function bodies hold none, and are never scanned twice)."""
+
+    __slots__ = ("_context", "_node", "_outer")
+
+    def __init__(
+        self,
+        context: ImportContext | None,
+        outer: _Scope | None = None,
+        node: FunctionNode | ast.ClassDef | None = None,
+    ) -> None:
+        self._context = context
+        self._outer = outer
+        self._node = node
+
+    def get(self) -> ImportContext:
+        if self._context is None:
+            assert self._outer is not None
+            assert self._node is not None
+            outer = self._outer.get()
+            self._context = outer.inner(local_scope(self._node, outer))
+        return self._context
 
 
 def find_rewards(
@@ -794,46 +927,54 @@ def find_rewards(
     Function and class bodies are searched too, each with its own imports in scope: a reward
     whose decorator is imported inside the enclosing function is still a reward."""
     findings = ChunkFindings()
-    pending: list[tuple[ast.stmt, ImportContext, bool]] = [
-        (statement, context, False) for statement in reversed(body)
+    module_scope = _Scope(context)
+    pending: list[tuple[ast.stmt, _Scope, bool]] = [
+        (statement, module_scope, False) for statement in reversed(body)
     ]
     while pending:
         statement, scope, in_function = pending.pop()
+        statement_type = type(statement)
+        if statement_type not in _BLOCKS:
+            continue  # a simple statement: no definition inside
         inner_scope = scope
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in statement.decorator_list:
+        if statement_type is ast.FunctionDef or statement_type is ast.AsyncFunctionDef:
+            for decorator in statement.decorator_list:  # type: ignore[attr-defined]
                 target, call = _decorator_target(decorator)
-                runtime = scope.decorator_runtime(target) if target is not None else None
+                if target is None:
+                    continue
+                runtime = scope.get().decorator_runtime(target)
                 if runtime is not None:
-                    found = _function_facts(statement, call, positions, scope, runtime)
+                    found = _function_facts(statement, call, positions, scope.get(), runtime)  # type: ignore[arg-type]
                     if in_function:
                         found.definition = replace(found.definition, module_level=False)
                     findings.rewards.append(found)
                     break
-            inner_scope = scope.inner(local_scope(statement, scope))
-        elif isinstance(statement, ast.ClassDef):
+            inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
+        elif statement_type is ast.ClassDef:
             runtime = next(
                 (
                     found_runtime
-                    for base in statement.bases
+                    for base in statement.bases  # type: ignore[attr-defined]
                     if (dotted := dotted_name(base)) is not None
-                    and (found_runtime := scope.base_runtime(dotted)) is not None
+                    and (found_runtime := scope.get().base_runtime(dotted)) is not None
                 ),
                 None,
             )
             if runtime is not None:
                 before = len(findings.rewards)
-                _class_facts(statement, positions, scope, runtime, findings)
+                _class_facts(statement, positions, scope.get(), runtime, findings)  # type: ignore[arg-type]
                 if in_function:
                     for facts in findings.rewards[before:]:
                         facts.definition = replace(facts.definition, module_level=False)
                 continue
-            inner_scope = scope.inner(local_scope(statement, scope))
-        elif isinstance(statement, (ast.Expr, ast.Assign, ast.Return, ast.Import, ast.ImportFrom)):
-            continue
-        inner = in_function or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+            inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
+        inner = (
+            in_function
+            or statement_type is ast.FunctionDef
+            or statement_type is ast.AsyncFunctionDef
+        )
         pending.extend(
-            (child, inner_scope, inner) for child in reversed(list(block_statements(statement)))
+            (child, inner_scope, inner) for child in reversed(block_statements(statement))
         )
     return findings
 

@@ -155,6 +155,7 @@ class ModuleAnalyzer:
         self._analysed: dict[tuple[object, ...], _AnalysedChunk] = {}
         self._live: dict[str | None, tuple[frozenset[str], frozenset[tuple[object, ...]]]] = {}
         self._splitters: dict[str | None, IncrementalSplitter] = {}
+        self._context: ImportContext | None = None
         self.last_reparsed = 0
         """How many chunks the latest :meth:`analyze` had to parse (for tests and benchmarks)."""
 
@@ -191,13 +192,17 @@ class ModuleAnalyzer:
             config.reward_decorators,
             [definition for parsed_chunk in parsed for definition in parsed_chunk.definitions],
         )
+        if context == self._context:  # the same object again: cache keys compare by identity
+            context = self._context
+        self._context = context
+        fingerprint = config.fingerprint
         diagnostics: list[Diagnostic] = []
         rewards: list[RewardDefinition] = []
         used_keys = set()
         for chunk, parsed_chunk in zip(chunks, parsed):
             if parsed_chunk.body is None or parsed_chunk.positions is None:
                 continue
-            key = (chunk.text, context, config.fingerprint)
+            key = (chunk.text, context, fingerprint)
             used_keys.add(key)
             analysed = self._analysed.get(key)
             if analysed is None:

@@ -114,7 +114,7 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     for declared, _ in facts.parameters:
         if declared.name == parameter:
             spans.append(declared.span)
-    spans.extend(facts.name_uses.get(parameter, ()))
+    spans.extend(facts.positions.span(node) for node in facts.name_uses.get(parameter, ()))
     edits = tuple(
         TextEdit(span.line, span.column, span.end_line, span.end_column, suggestion)
         for span in sorted(set(spans))

@@ -11,7 +11,7 @@ walk the tree themselves. Codes are part of the public contract (:mod:`rewardkit
 from __future__ import annotations
 
 from rewardkit.checks.codes import unknown_code_prefixes
-from rewardkit.checks.rules.base import Invalid, Rule
+from rewardkit.checks.rules.base import Invalid, Rule, Valid
 from rewardkit.checks.rules.coroutines import (
     BlockingCallInAsyncReward,
     CoroutineInSyncReward,
@@ -26,11 +26,12 @@ from rewardkit.checks.rules.fields import (
 from rewardkit.checks.rules.registration import DuplicateRewardName, IncompleteBaseReward
 from rewardkit.checks.rules.returns import (
     InconsistentExtras,
+    IntOrBoolReturn,
     MissingRewardKey,
     NonNumericReturn,
     ReturnsNothing,
 )
-from rewardkit.checks.rules.syntax import NestingTooDeep, SyntaxErrorRule
+from rewardkit.checks.rules.syntax import FileTooLarge, NestingTooDeep, SyntaxErrorRule
 
 RULES: tuple[type[Rule], ...] = (
     UnknownField,
@@ -41,6 +42,7 @@ RULES: tuple[type[Rule], ...] = (
     NonNumericReturn,
     ReturnsNothing,
     InconsistentExtras,
+    IntOrBoolReturn,
     UnawaitedCoroutine,
     CoroutineInSyncReward,
     BlockingCallInAsyncReward,
@@ -48,6 +50,7 @@ RULES: tuple[type[Rule], ...] = (
     IncompleteBaseReward,
     SyntaxErrorRule,
     NestingTooDeep,
+    FileTooLarge,
 )
 """Every rule, in code order (a test keeps it equal to :data:`rewardkit.checks.codes.RULE_CODES`)."""
 
@@ -70,8 +73,10 @@ __all__ = [
     "CoroutineInSyncReward",
     "DefaultNeverFilled",
     "DuplicateRewardName",
+    "FileTooLarge",
     "IncompleteBaseReward",
     "InconsistentExtras",
+    "IntOrBoolReturn",
     "Invalid",
     "MissingRewardKey",
     "MisspelledPredefinedField",
@@ -85,6 +90,7 @@ __all__ = [
     "UnawaitedContextCall",
     "UnawaitedCoroutine",
     "UnknownField",
+    "Valid",
     "rule_for_code",
     "unknown_code_prefixes",
 ]

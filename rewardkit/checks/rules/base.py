@@ -6,10 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rewardkit.checks.config import PRESETS, CheckConfig, TaskField
 from rewardkit.checks.model import Diagnostic, Fix, Severity, Span
 
 if TYPE_CHECKING:
-    from rewardkit.checks.config import CheckConfig
     from rewardkit.checks.discovery import ClassFacts, RewardFacts
 
 
@@ -21,6 +21,23 @@ class Invalid:
     code: str
     line: int
     expected_fix: str | None = None
+    task_fields: tuple[str, ...] | None = None
+    """The task fields declared when it is checked (``None``: the rule's ``EXAMPLE_TASK_FIELDS``)."""
+    preset: str | None = None
+    """The ``preset`` configured when it is checked."""
+
+
+@dataclass(frozen=True)
+class Valid:
+    """An example a rule must leave alone, checked under a configuration of its own (plain
+    strings in ``VALID`` use the rule's ``EXAMPLE_TASK_FIELDS``)."""
+
+    code: str
+    task_fields: tuple[str, ...] | None = None
+    preset: str | None = None
+
+
+Example = str | Valid | Invalid
 
 
 class Rule:
@@ -30,10 +47,28 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]
     """One line for the rule reference."""
-    VALID: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[tuple[str | Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     EXAMPLE_TASK_FIELDS: ClassVar[tuple[str, ...]] = ()
     """Task fields declared when the examples are checked (RK101 and RK104 need some)."""
+
+    @classmethod
+    def example_settings(cls, example: Example) -> tuple[tuple[str, ...], str | None]:
+        """(task fields, preset) an example is checked with."""
+        if isinstance(example, str):
+            return cls.EXAMPLE_TASK_FIELDS, None
+        fields = example.task_fields if example.task_fields is not None else cls.EXAMPLE_TASK_FIELDS
+        return fields, example.preset
+
+    @classmethod
+    def example_config(cls, example: Example) -> CheckConfig:
+        """The configuration an example is checked with."""
+        fields, preset = cls.example_settings(example)
+        return CheckConfig(
+            task_fields={name: TaskField(name, "pyproject") for name in fields},
+            injected_fields=PRESETS[preset] if preset else {},
+            preset=preset,
+        )
 
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterable[Diagnostic]:
         """Diagnostics for one reward function (or ``call`` method)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import RewardFacts
 from rewardkit.checks.fixes import rename_fix
 from rewardkit.checks.model import Diagnostic, Fix, RewardParameter, Severity
-from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+from rewardkit.checks.rules.base import Invalid, Rule, Valid, reward_data
 from rewardkit.fields import PREDEFINED_FIELDS
 
 if TYPE_CHECKING:
@@ -37,11 +38,17 @@ def edit_distance(first: str, second: str) -> int:
 
 def misspelled_field(name: str, config: CheckConfig) -> str | None:
     """The predefined (or injected) field ``name`` is a small misspelling of, if any."""
-    known = config.known_fields()
-    if name in known or name in NOT_MISSPELLINGS or len(name) < 4:
+    if name in config.field_names or name in NOT_MISSPELLINGS or len(name) < 4:
         return None
+    return _closest_spelling(name, tuple(config.injected_fields))
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest_spelling(name: str, injected: tuple[str, ...]) -> str | None:
+    """The predefined or injected field one or two edits from ``name`` (memoised: the same
+    parameter names come back in every reward of a module)."""
     best: tuple[int, str] | None = None
-    for candidate in (*PREDEFINED_FIELDS, *config.injected_fields):
+    for candidate in (*PREDEFINED_FIELDS, *injected):
         if len(candidate) < 4:
             continue
         limit = 1 if len(candidate) <= 7 else 2
@@ -72,9 +79,17 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 ``completion``...): the did-you-mean of a parameter spelled nothing like it."""
 
 
+MODEL_OUTPUT_NAMES: dict[str, str] = {
+    "prediction": "AgentFly's older name for the model's answer",
+    "solution_str": "verl's name for the model's answer",
+}
+"""Names other frameworks give the model's output, which no dataset provides and nothing injects
+here: reported even when no task field is declared."""
+
+
 def closest_field(name: str, config: CheckConfig) -> str | None:
     """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
-    known = config.known_fields()
+    known = config.field_names
     matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
     if matches:
         return matches[0]
@@ -100,7 +115,7 @@ def is_context_annotation(annotation: str | None) -> bool:
 def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> str | None:
     """The predefined field a parameter was meant to be (RK102): a near spelling, or ``context``
     for any parameter annotated ``Context`` (fields are passed by name, never by type)."""
-    if is_context_annotation(parameter.annotation) and parameter.name not in config.known_fields():
+    if is_context_annotation(parameter.annotation) and parameter.name not in config.field_names:
         return "context"
     return misspelled_field(parameter.name, config)
 
@@ -108,15 +123,17 @@ def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> 
 def _unfilled(
     rule: type[Rule], facts: RewardFacts, config: CheckConfig, *, with_default: bool
 ) -> Iterator[Diagnostic]:
-    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean."""
-    if not config.has_task_fields:
-        return
-    known = config.known_fields()
+    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean.
+
+    Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`."""
+    only_model_outputs = not config.has_task_fields
+    known = config.field_names
     for parameter in _fillable(facts):
         name, span = parameter.name, parameter.span
         if (
             parameter.has_default != with_default
             or name in known
+            or (only_model_outputs and name not in MODEL_OUTPUT_NAMES)
             or _predefined_misspelling(parameter, config)
         ):
             continue
@@ -125,6 +142,8 @@ def _unfilled(
             message = f"no field fills `{name}`: it is always its default"
         else:
             message = f"`{name}` is not a field: no predefined, injected or task field fills it"
+        if name in MODEL_OUTPUT_NAMES:
+            message += f" (`{name}` is {MODEL_OUTPUT_NAMES[name]})"
         fixes: list[Fix] = []
         if suggestion:
             message += f"; did you mean `{suggestion}`?"
@@ -141,8 +160,10 @@ def _unfilled(
 
 class UnknownField(Rule):
     """A parameter without a default that no field fills: the runtime raises ``MissingFieldError``
-    (or, where fields are filtered, the reward never runs). Only reported when task fields are
-    declared (``task_fields`` or ``task_schema``): otherwise any name could be a task field."""
+    (or, where fields are filtered, the reward never runs). Reported when task fields are declared
+    (``task_fields`` or ``task_schema``); without them any name could be a task field, except
+    the names other frameworks give the model's output, which no dataset provides:
+    ``prediction`` (AgentFly's older name for ``final_response``) and ``solution_str`` (verl's)."""
 
     code = "RK101"
     severity = Severity.ERROR
@@ -153,6 +174,11 @@ class UnknownField(Rule):
         "    return float(final_response == answer)\n",
         "from rewardkit import reward\n\n@reward\ndef exact(final_response, **extra):\n"
         "    return float(final_response == extra.get('answer'))\n",
+        Valid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, gold):\n"
+            "    return float(final_response == gold)\n",
+            task_fields=(),
+        ),
     )
     INVALID = (
         Invalid(
@@ -161,6 +187,14 @@ class UnknownField(Rule):
             4,
             "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
             "    return float(final_response == answer)\n",
+        ),
+        Invalid(
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(prediction, answer):\n    return float(prediction == answer)\n",
+            4,
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(final_response, answer):\n    return float(final_response == answer)\n",
+            task_fields=(),
         ),
     )
 
@@ -274,7 +308,8 @@ class PositionalOnlyParameter(Rule):
 
 class DefaultNeverFilled(Rule):
     """A parameter with a default that no field can fill always gets its default: usually a
-    misnamed task field. Only reported when task fields are declared."""
+    misnamed task field. Reported when task fields are declared, and for the model-output names
+    of other frameworks (``prediction=""``) whatever the configuration."""
 
     code = "RK104"
     severity = Severity.WARNING

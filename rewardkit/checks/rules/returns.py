@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from rewardkit.checks.discovery import ReturnFact, RewardFacts, block_statements, string_value
-from rewardkit.checks.fixes import add_reward_key_fix
+from rewardkit.checks.discovery import (
+    TRY_STATEMENTS,
+    ReturnFact,
+    RewardFacts,
+    block_statements,
+    dotted_name,
+    string_value,
+)
+from rewardkit.checks.fixes import add_reward_key_fix, float_fix
 from rewardkit.checks.model import Diagnostic, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 
@@ -159,13 +166,96 @@ class NonNumericReturn(Rule):
                         )
 
 
+_BOOL_CALLS = frozenset(
+    {"bool", "isinstance", "issubclass", "callable", "hasattr", "any", "all", "math.isclose"}
+    | {f"math.{name}" for name in ("isfinite", "isinf", "isnan")}
+)
+_INT_CALLS = frozenset(
+    {"int", "len", "ord", "hash", "id"}
+    | {
+        f"math.{name}"
+        for name in ("floor", "ceil", "trunc", "comb", "perm", "gcd", "lcm", "isqrt", "factorial")
+    }
+)
+_INT_OPERATORS = (
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.LShift,
+    ast.RShift,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
+)
+"""Operators whose result is an ``int`` when both operands are ``int`` or ``bool`` (not ``/``,
+and not ``**``: ``2 ** -1`` is a float)."""
+
+IntOrBool = Literal["int", "bool"]
+
+
+def int_or_bool(
+    facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozenset()
+) -> IntOrBool | None:
+    """``"int"`` or ``"bool"`` when ``node`` can evaluate to one (a literal, a comparison,
+    ``not``, ``int()``/``len()``/``bool()``, integer arithmetic, a branch of a conditional
+    expression, a local name every assignment of which is one); ``None`` when it cannot, or
+    when the analysis cannot tell."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return "bool"
+        return "int" if isinstance(node.value, int) else None
+    if isinstance(node, ast.Compare) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    ):
+        return "bool"
+    if isinstance(node, ast.UnaryOp):
+        return "int" if int_or_bool(facts, node.operand, seen) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPERATORS):
+        left = int_or_bool(facts, node.left, seen)
+        right = int_or_bool(facts, node.right, seen)
+        if left is None or right is None:
+            return None
+        bitwise = isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor))
+        return "bool" if bitwise and left == right == "bool" else "int"
+    if isinstance(node, ast.IfExp):  # either branch may be the one returned
+        return int_or_bool(facts, node.body, seen) or int_or_bool(facts, node.orelse, seen)
+    if isinstance(node, ast.BoolOp):  # returns one of its operands: only when all are
+        kinds = {int_or_bool(facts, value, seen) for value in node.values}
+        return None if None in kinds else ("bool" if kinds == {"bool"} else "int")
+    if isinstance(node, ast.Call):
+        called = dotted_name(node.func)
+        if called is None or called in _local_names(facts):  # a local `int` is not the builtin
+            return None
+        qualified = facts.context.qualify(called)
+        if qualified in _BOOL_CALLS:
+            return "bool"
+        if qualified in _INT_CALLS or (
+            qualified == "round" and len(node.args) == 1 and not node.keywords
+        ):
+            return "int"
+        return None
+    if isinstance(node, ast.Name) and node.id not in seen:
+        values = facts.bindings.get(node.id)
+        if not values or any(value is None for value in values):
+            return None
+        kinds = {int_or_bool(facts, value, seen | {node.id}) for value in values}  # type: ignore[arg-type]
+        return None if None in kinds else ("bool" if kinds == {"bool"} else "int")
+    return None
+
+
+def _local_names(facts: RewardFacts) -> set[str]:
+    """Parameters and names the reward binds (a local ``int`` is not the builtin)."""
+    return {parameter.name for parameter, _ in facts.parameters} | set(facts.bindings)
+
+
 _STATEMENT_KEYWORDS: dict[type[ast.AST], str] = {
     ast.If: "if",
     ast.For: "for",
     ast.AsyncFor: "async",
     ast.While: "while",
-    ast.Try: "try",
-    ast.TryStar: "try",
+    **dict.fromkeys(TRY_STATEMENTS, "try"),
     ast.With: "with",
     ast.AsyncWith: "async",
     ast.Match: "match",
@@ -209,7 +299,7 @@ def _statement_leaves(statement: ast.stmt) -> bool:
         return True
     if isinstance(statement, ast.If):
         return _always_leaves(statement.body) and _always_leaves(statement.orelse)
-    if isinstance(statement, (ast.Try, ast.TryStar)):
+    if isinstance(statement, TRY_STATEMENTS):
         if _always_leaves(statement.finalbody):
             return True
         normal = _always_leaves(statement.body) or _always_leaves(statement.orelse)
@@ -337,4 +427,63 @@ class InconsistentExtras(Rule):
                 f"this return's extras differ from the first dict return's ({details}): "
                 "return the same keys on every path",
                 data=reward_data(facts),
+            )
+
+
+class IntOrBoolReturn(Rule):
+    """AgentFly's own reward wrapper accepts a ``float`` or a dict, nothing else: a reward that
+    returns an ``int`` or a ``bool`` (``return int(a == b)``, ``return a == b``, ``return 1 if
+    ok else 0``) raises ``ValueError: Invalid reward`` on that sample. Reported for rewards
+    defined with AgentFly's ``@reward``/``BaseReward``, and for every reward under
+    ``preset = "agentfly"`` (rewardkit's own runtime accepts both, as a float)."""
+
+    code = "RK205"
+    severity = Severity.ERROR
+    summary = (
+        "an `int` or `bool` return where AgentFly's runtime runs the reward (it wants a `float`)"
+    )
+    VALID = (
+        "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+        "def exact(final_response, answer):\n    return float(final_response == answer)\n",
+        "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
+        "    return final_response == answer\n",
+    )
+    INVALID = (
+        Invalid(
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(final_response, answer):\n    return final_response == answer\n",
+            5,
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(final_response, answer):\n    return float(final_response == answer)\n",
+        ),
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
+            "    return int(final_response == answer)\n",
+            5,
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
+            "    return float(final_response == answer)\n",
+            preset="agentfly",
+        ),
+        Invalid(
+            "from agentfly.rewards import reward\n\n@reward(name='has_box')\n"
+            "def has_box(final_response):\n    return 1 if '\\\\boxed' in final_response else 0\n",
+            5,
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        if facts.is_generator or (facts.runtime != "agentfly" and config.preset != "agentfly"):
+            return
+        for returned in facts.returns:
+            value = returned.node.value
+            kind = int_or_bool(facts, value) if value is not None else None
+            if kind is None:
+                continue
+            article = "an" if kind == "int" else "a"
+            yield self.diagnostic(
+                returned.span,
+                f"returns {article} `{kind}`: AgentFly's reward wrapper accepts only a `float` or "
+                "a dict (`ValueError: Invalid reward` on this sample): return `float(...)`",
+                fixes=[float_fix(facts, value)],  # type: ignore[arg-type]
+                data=reward_data(facts, returned=kind),
             )

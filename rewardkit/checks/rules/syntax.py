@@ -1,4 +1,4 @@
-"""Notes about the module itself (RK900, RK901): what the engine could not analyse, and why."""
+"""Notes about the module itself (RK900-RK902): what the engine could not analyse, and why."""
 
 from __future__ import annotations
 
@@ -29,3 +29,14 @@ class NestingTooDeep(Rule):
     code = "RK901"
     severity = Severity.INFO
     summary = "a definition too deeply nested to analyse (its checks are skipped)"
+
+
+class FileTooLarge(Rule):
+    """A module longer than ``max_file_size`` characters (1,000,000 by default, as the language
+    server's ``maxFileSize``) is not analysed: checking one costs time and memory in proportion
+    to its size, and such files are generated data rather than reward code. Raise the limit
+    with ``max_file_size`` in ``[tool.rewardkit]`` or ``--max-file-size``."""
+
+    code = "RK902"
+    severity = Severity.INFO
+    summary = "a file too large to check (over `max_file_size` characters; its checks are skipped)"
