@@ -254,7 +254,19 @@ def _string_list(table: Mapping[str, Any], key: str, config_file: Path) -> tuple
     return tuple(value)
 
 
+def _refuse_unknown_keys(table: Mapping[str, Any], config_file: Path) -> None:
+    """A misspelt key (``task_feilds``) would silently turn its checks off: it is an error instead."""
+    for key in table:
+        if key not in KNOWN_KEYS:
+            import difflib  # only on this error path: the CLI's start-up stays lean
+
+            close = difflib.get_close_matches(str(key), sorted(KNOWN_KEYS), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(KNOWN_KEYS))}"
+            raise ConfigError(f"{config_file}: [tool.rewardkit] has an unknown key {key!r}; {hint}")
+
+
 def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConfig:
+    _refuse_unknown_keys(table, config_file)
     task_fields: dict[str, TaskField] = {}
     for name in _string_list(table, "task_fields", config_file):
         task_fields[name] = TaskField(name, "pyproject", str(config_file))
