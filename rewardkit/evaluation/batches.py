@@ -11,12 +11,11 @@ one write and adds up the counts. `CaseResult` objects are built only when someo
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any
 
@@ -27,6 +26,7 @@ from rewardkit.evaluation.cases import (
     EvalInputError,
     FieldNames,
     MathCase,
+    fast_loads,
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
@@ -105,18 +105,11 @@ class ResultBatch:
         """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
         if self.results is not None:
             return list(self.results)
-        results = []
-        for index, text in enumerate(self.texts):
-            result = CaseResult.from_json(json.loads(text))
-            response = self.responses[index] if self.responses is not None else None
-            results.append(
-                replace(
-                    result,
-                    response=response if response is not None else result.response,
-                    serialized=text,
-                )
-            )
-        return results
+        responses = self.responses or [None] * len(self.texts)
+        return [
+            CaseResult.from_json(fast_loads(text), response=response, serialized=text)
+            for text, response in zip(self.texts, responses)
+        ]
 
     def drop(self, positions: Iterable[int]) -> None:
         """Remove the results at `positions` (a duplicate id found after it was emitted)."""

@@ -37,6 +37,11 @@ def default_grader() -> Grader:
     return grade
 
 
+SYMBOLIC_MODULE = "rewardkit.math.symbolic"
+"""The grader's lazily imported symbolic part (sympy, the LaTeX parser): a worker that has not
+imported it yet spends ~1-2 s on the first case that needs it (a test holds this name to
+`warm_up`)."""
+
 WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5"))
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""
 

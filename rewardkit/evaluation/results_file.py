@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rewardkit.evaluation.cases import EvalInputError
+from rewardkit.evaluation.cases import EvalInputError, fast_loads
 from rewardkit.evaluation.errors import EvalConfigError, EvalOutputError, os_error_reason
 from rewardkit.evaluation.output_files import encode_text
 from rewardkit.evaluation.scoring import LINE_ENCODER, CaseResult
@@ -166,7 +166,7 @@ def read_results(path: str | Path) -> ResultsFile:
         unterminated = number == len(segments)
         if raw.strip():
             try:
-                record = json.loads(raw)
+                record = fast_loads(raw)
                 if number == 1 and _is_header(record):
                     header = record
                     good_end += len(raw) + (0 if unterminated else 1)

@@ -46,6 +46,7 @@ from rewardkit.evaluation.cases import (
 )
 from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
+    SYMBOLIC_MODULE,
     GradeOptions,
     Grader,
     crash_result,
@@ -104,15 +105,10 @@ _done_ids: frozenset[str] = frozenset()
 
 _line_graders: dict[LineSettings, LineGrader] = {}
 
-_warm = threading.Event()
-"""In a worker: set once the grader's lazy parts (sympy, the LaTeX parser) are loaded."""
-
-_running_slot = -1
-"""In a worker: the progress slot of the task being graded, or -1."""
-
 WARM_UP_GRACE = 30.0
-"""Seconds a case may run, beyond its budget, while its worker is still loading the grader's
-LaTeX parser (~1 s, more on a busy machine): the load is not the case's fault."""
+"""Seconds a case may run, beyond its budget, in a worker that has not loaded the grader's
+symbolic parts yet: the case that needs them first waits for the load (~1-2 s, more on a busy
+machine), which is not the case's fault."""
 
 DEFAULT_WORKER_MEMORY = 2 << 30
 """Address space each worker may add to what it starts with (`--worker-memory`), as the
@@ -122,19 +118,17 @@ grader's own sandbox allows its workers: a runaway case fails with `MemoryError`
 
 def _init_worker(
     progress: Any,
-    grader: Grader | None,
     parent_pid: int,
     memory_headroom: int | None,
     done_ids: frozenset[str],
 ) -> None:
     """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
     parent handles them and stops its workers), keep the shared progress array and the done
-    ids, and load the grader's lazy parts in a background thread.
+    ids.
 
-    The parent forks its workers before loading the LaTeX parser (~1 s): cases that need no
-    symbolic comparison (most of them) are graded at once, and the first results stream out
-    while each worker loads the parser alongside. A case that needs it waits for the load,
-    which does not count against its budget (`WARM_UP_GRACE`)."""
+    Workers are forked before the grader's symbolic parts (sympy, the LaTeX parser: ~1-2 s)
+    are loaded: most cases need none of it, so the first results stream out at once, and a
+    worker loads it when its first case needs it (`WARM_UP_GRACE`)."""
     global _progress, _done_ids
     # The forking thread outlives the pool (pebble's calling and manager threads), so the
     # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
@@ -146,22 +140,6 @@ def _init_worker(
     _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    _warm.clear()
-    threading.Thread(
-        target=_warm_up_in_background, args=(grader,), name="rewardkit-warm-up", daemon=True
-    ).start()
-
-
-def _warm_up_in_background(grader: Grader | None) -> None:
-    """Load the grader's lazy parts; then restart the budget of the case being graded (its
-    clock must not include the load)."""
-    try:
-        warm_up(grader)
-    finally:
-        _warm.set()
-        slot = _running_slot
-        if slot >= 0 and _progress is not None and _progress[2 * slot] >= 0:
-            _progress[2 * slot + 1] = time.monotonic()
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan
@@ -181,18 +159,17 @@ def grade_chunk(
 
     Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
     only appends the returned lines and counts outcomes."""
-    global _running_slot
     progress = _progress
-    warm = _warm
+    modules = sys.modules
     started = time.perf_counter()
 
     def on_case(index: int) -> None:
         now = time.monotonic()
-        progress[2 * slot + 1] = now if warm.is_set() else now + WARM_UP_GRACE
+        warm = SYMBOLIC_MODULE in modules
+        progress[2 * slot + 1] = now if warm else now + WARM_UP_GRACE
         progress[2 * slot] = index
 
     watch = on_case if progress is not None else None
-    _running_slot = slot
     try:
         if line_settings is not None:
             line_grader = _line_graders.get(line_settings)
@@ -209,7 +186,6 @@ def grade_chunk(
         batch.busy_seconds = time.perf_counter() - started
         return batch
     finally:
-        _running_slot = -1
         if progress is not None:
             progress[2 * slot] = -1.0
 
@@ -386,7 +362,6 @@ class ProcessExecutor:
                         initializer=_init_worker,
                         initargs=(
                             progress,
-                            self.grader,
                             os.getpid(),
                             self.memory_headroom,
                             frozenset(self.done_ids),
