@@ -79,6 +79,9 @@ class ResultBatch:
     """Wall time the worker spent on the chunk (parsing, grading, serialising): sizes the next tasks."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
+    interrupted: BaseException | None = None
+    """Ctrl-C (or another stop signal) arrived while this batch was graded in this process: it
+    holds the cases finished before it; the run writes them, then stops."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -100,6 +103,15 @@ class ResultBatch:
         if self.responses is not None:
             self.responses.append(result.response)
         self.grading_seconds += result.seconds
+
+    def keep_complete(self, stop: BaseException) -> None:
+        """Cut the per-case lists to the cases whose results-file line was made (a signal may
+        land between two appends), and remember the stop."""
+        done = len(self.texts)
+        self.ids, self.lines = self.ids[:done], self.lines[:done]
+        if self.responses is not None:
+            self.responses = self.responses[:done]
+        self.interrupted = stop
 
     def materialise(self) -> list[CaseResult]:
         """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
@@ -170,7 +182,9 @@ class TaskSizer:
         self.maximum = max(self.MINIMUM, maximum)
         self.target_seconds = target_seconds
         self._size = max(self.MINIMUM, min(first, self.maximum))
-        self._rate: float | None = None
+        self._cost: float | None = None
+        """Seconds per byte, averaged: a slow stretch shrinks the tasks at once (the average
+        of costs is dominated by the slow one), a fast one grows them back over a few tasks."""
 
     def size(self) -> int:
         """Bytes for the next task."""
@@ -180,9 +194,9 @@ class TaskSizer:
         """A task of `nbytes` kept a worker busy for `seconds`."""
         if nbytes <= 0 or seconds <= 0:
             return
-        rate = nbytes / seconds
-        self._rate = rate if self._rate is None else (self._rate + rate) / 2
-        self._size = int(min(self.maximum, max(self.MINIMUM, self._rate * self.target_seconds)))
+        cost = seconds / nbytes
+        self._cost = cost if self._cost is None else (self._cost + cost) / 2
+        self._size = int(min(self.maximum, max(self.MINIMUM, self.target_seconds / self._cost)))
 
 
 def read_blocks(
@@ -333,6 +347,8 @@ def grade_blocks_in_process(
             if sizer is not None:
                 sizer.record(nbytes, time.perf_counter() - started)
             yield batch
+            if batch.interrupted is not None:
+                raise batch.interrupted
             if batch.error is not None:
                 line, reason = batch.error
                 raise EvalInputError(reason, path=settings.path, line=line)
@@ -393,84 +409,87 @@ class LineGrader:
         else:
             first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
-        for offset, raw in enumerate(raws):
-            if not raw or raw.isspace():
-                continue
-            if on_case is not None:
-                on_case(offset)
-            number = first + offset
-            record = self._fast_record(raw)
-            if record is None:  # anything unusual goes through the full, message-giving parser
-                try:
-                    case = parse_case_line(
-                        raw.decode("utf-8"),
-                        path=settings.path,
-                        line=number,
-                        fields=settings.fields,
-                    )
-                except (UnicodeDecodeError, EvalInputError) as exc:
-                    reason = (
-                        f"not UTF-8 text ({exc.reason})"
-                        if isinstance(exc, UnicodeDecodeError)
-                        else exc.reason
-                    )
-                    if not settings.skip_bad:
-                        batch.error = (number, reason)
-                        break
-                    case = malformed_line_case(settings.path, number, reason)
-                if case.id in done_ids:
-                    batch.skipped.append((case.id, number, getattr(case, "response", None)))
+        try:
+            for offset, raw in enumerate(raws):
+                if not raw or raw.isspace():
                     continue
-                if isinstance(case, DecidedCase):
-                    result = decided_to_result(case)
-                else:
-                    result = grade_case(
-                        case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                if on_case is not None:
+                    on_case(offset)
+                number = first + offset
+                record = self._fast_record(raw)
+                if record is None:  # anything unusual goes through the full, message-giving parser
+                    try:
+                        case = parse_case_line(
+                            raw.decode("utf-8"),
+                            path=settings.path,
+                            line=number,
+                            fields=settings.fields,
+                        )
+                    except (UnicodeDecodeError, EvalInputError) as exc:
+                        reason = (
+                            f"not UTF-8 text ({exc.reason})"
+                            if isinstance(exc, UnicodeDecodeError)
+                            else exc.reason
+                        )
+                        if not settings.skip_bad:
+                            batch.error = (number, reason)
+                            break
+                        case = malformed_line_case(settings.path, number, reason)
+                    if case.id in done_ids:
+                        batch.skipped.append((case.id, number, getattr(case, "response", None)))
+                        continue
+                    if isinstance(case, DecidedCase):
+                        result = decided_to_result(case)
+                    else:
+                        result = grade_case(
+                            case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                        )
+                    ids.append(result.id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    if responses is not None:
+                        responses.append(result.response)
+                    seconds_total += result.seconds
+                    continue
+                case_id, response, gold = record
+                if case_id in done_ids:
+                    batch.skipped.append((case_id, number, response))
+                    continue
+                started = perf_counter()
+                try:
+                    verdict = grade(response, gold, **kwargs)
+                except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
+                    verdict = exc
+                seconds = perf_counter() - started
+                line_record = (
+                    None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
+                )
+                if line_record is None:  # unusual: built by the general, checking functions
+                    case = MathCase(id=case_id, response=response, gold=gold, line=number)
+                    result = (
+                        grader_error_result(case, verdict, seconds)
+                        if isinstance(verdict, Exception)
+                        else verdict_to_result(case, verdict, seconds=seconds)
                     )
-                ids.append(result.id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    seconds_total += result.seconds
+                else:
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[line_record[0]] += 1
+                    texts.append(
+                        f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                        f'"seconds": {seconds:.6f}}}\n'
+                    )
+                    seconds_total += seconds
                 if responses is not None:
-                    responses.append(result.response)
-                seconds_total += result.seconds
-                continue
-            case_id, response, gold = record
-            if case_id in done_ids:
-                batch.skipped.append((case_id, number, response))
-                continue
-            started = perf_counter()
-            try:
-                verdict = grade(response, gold, **kwargs)
-            except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
-                verdict = exc
-            seconds = perf_counter() - started
-            line_record = (
-                None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
-            )
-            if line_record is None:  # unusual: built by the general, checking functions
-                case = MathCase(id=case_id, response=response, gold=gold, line=number)
-                result = (
-                    grader_error_result(case, verdict, seconds)
-                    if isinstance(verdict, Exception)
-                    else verdict_to_result(case, verdict, seconds=seconds)
-                )
-                ids.append(case_id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
-                seconds_total += result.seconds
-            else:
-                ids.append(case_id)
-                lines.append(number)
-                counts[line_record[0]] += 1
-                texts.append(
-                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                    f'"seconds": {seconds:.6f}}}\n'
-                )
-                seconds_total += seconds
-            if responses is not None:
-                responses.append(response)
+                    responses.append(response)
+        except KeyboardInterrupt as stop:  # (grading in this process) keep the cases done
+            batch.keep_complete(stop)
         batch.grading_seconds = seconds_total
         return batch
 

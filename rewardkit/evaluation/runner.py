@@ -351,7 +351,7 @@ def run_math_eval(
         assert input_path is not None
         input_handle = _open_input(input_path)
         settings = LineSettings(
-            path=input_name if input_name == str(input_path) else str(input_path),
+            path=str(input_path),
             fields=fields,
             options=options,
             skip_bad=skip_bad,

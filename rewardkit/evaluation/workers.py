@@ -5,8 +5,10 @@ per-case time budget instead. A task is a chunk of cases: for a file, a block of
 given by position, which the worker reads, parses and grades (see `batches`), so the main
 process does almost nothing per case. Each worker records in shared memory which case of its
 task it is on and since when, so a case that overruns its budget is pinpointed and its worker
-killed, not the whole task timed out. A worker that dies loses no case: every case of its task
-is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash."""
+killed, not the whole task timed out. A worker that dies loses no case: the case it was grading
+is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash; the rest of its
+task is graded again. Workers die with the process that started them, however it dies, and
+their memory is capped."""
 
 from __future__ import annotations
 
@@ -138,8 +140,9 @@ def _init_worker(
     _progress = progress
     _done_ids = done_ids
     _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan

@@ -4,9 +4,11 @@ its running tasks graded, and a worker death strikes only the case it was gradin
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from eval_helpers import cli_command, cli_env, read_jsonl, write_jsonl
 from eval_test_graders import EAT, HANG_MARKED, KILL_ONCE, WAIT, grade_or_crash
 
 from rewardkit.evaluation import run_math_eval
+from rewardkit.evaluation.batches import TaskSizer
 
 GRADER = "eval_test_graders:grade_or_crash"
 
@@ -53,6 +56,31 @@ def wait_for(predicate, seconds: float, what: str) -> None:
         time.sleep(0.02)
 
 
+@contextlib.contextmanager
+def cli_running(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """`rewardkit eval math ARGS` started in the background (killed if the test fails)."""
+    runner = subprocess.Popen(
+        cli_command(*args),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+        text=True,
+    )
+    try:
+        yield runner
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+
+
+def held_case(tmp_path: Path) -> tuple[dict, Path, Path]:
+    """A case its worker holds (after creating `started`) until `release` exists."""
+    started, release = tmp_path / "started", tmp_path / "release"
+    case = {"id": "held", "response": rf"{WAIT}{started}:{release} \boxed{{7}}", "gold": "7"}
+    return case, started, release
+
+
 @pytest.mark.parametrize(
     ("signum", "status"),
     [(signal.SIGTERM, 128 + 15), (signal.SIGHUP, 128 + 1), (signal.SIGKILL, -9)],
@@ -71,32 +99,14 @@ def test_killing_the_runner_leaves_no_worker_behind(
         for i, mark in enumerate(marks)
     ]
     data = write_jsonl(tmp_path / "in.jsonl", rows + ok_rows(4))
-    runner = subprocess.Popen(
-        cli_command(
-            str(data),
-            "--workers",
-            "2",
-            "--timeout",
-            "600",
-            "--grader",
-            GRADER,
-            "--output",
-            str(tmp_path / "out.jsonl"),
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=cli_env(),
-    )
-    try:
+    args = ["--workers", "2", "--timeout", "600", "--grader", GRADER]
+    with cli_running(str(data), *args, "--output", str(tmp_path / "out.jsonl")) as runner:
         wait_for(lambda: all(mark.exists() for mark in marks), 120, "both workers stuck")
         workers = children_of(runner.pid)
         assert len(workers) >= 2
         runner.send_signal(signum)
-        runner.wait(timeout=60)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-    assert runner.returncode == status, runner.stderr.read().decode() if runner.stderr else ""
+        _, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == status, stderr
     wait_for(lambda: not any(alive(pid) for pid in workers), 30, f"workers {workers} to die")
 
 
@@ -133,31 +143,39 @@ def test_a_stopped_run_keeps_what_its_running_tasks_graded(
     """A SIGINT once dropped the work in flight (0 lines after a Ctrl-C at 2.7 s). A case is
     held in a worker until the signal has been sent: its task then finishes, and its results
     are written before the run exits with 128 + the signal's number."""
-    started, release = tmp_path / "started", tmp_path / "release"
-    held = {"id": "held", "response": rf"{WAIT}{started}:{release} \boxed{{7}}", "gold": "7"}
-    rows = [*ok_rows(3, "before"), held, *ok_rows(3, "after")]
-    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    held, started, release = held_case(tmp_path)
+    data = write_jsonl(tmp_path / "in.jsonl", [*ok_rows(3, "before"), held, *ok_rows(3, "after")])
     out = tmp_path / "out.jsonl"
-    runner = subprocess.Popen(
-        cli_command(str(data), "--workers", "1", "--grader", GRADER, "--output", str(out)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=cli_env(),
-        text=True,
-    )
-    try:
+    with cli_running(
+        str(data), "--workers", "1", "--grader", GRADER, "--output", str(out)
+    ) as runner:
         wait_for(started.exists, 120, "the held case to start")
         runner.send_signal(signum)
         time.sleep(0.2)  # the signal is handled: the run is stopping, the task still running
         release.touch()
         _, stderr = runner.communicate(timeout=60)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
     assert runner.returncode == status, stderr
     assert "continue with --resume --output" in stderr
     ids = {record["id"] for record in read_jsonl(out)}
     assert {"held", "before0", "after2"} <= ids  # the whole task that was running
+
+
+def test_a_stopped_in_process_run_keeps_the_cases_graded_before_the_signal(
+    tmp_path: Path,
+) -> None:
+    """Grading in the CLI's own process (`--workers 0`), the case being graded when Ctrl-C
+    arrives is dropped (graded again on resume), the ones before it in its task are written."""
+    held, started, _release = held_case(tmp_path)
+    data = write_jsonl(tmp_path / "in.jsonl", [*ok_rows(3, "before"), held, *ok_rows(3)])
+    out = tmp_path / "out.jsonl"
+    with cli_running(
+        str(data), "--workers", "0", "--grader", GRADER, "--output", str(out)
+    ) as runner:
+        wait_for(started.exists, 120, "the held case to start")
+        runner.send_signal(signal.SIGINT)
+        _, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == 130, stderr
+    assert [record["id"] for record in read_jsonl(out)] == ["before0", "before1", "before2"]
 
 
 def test_a_worker_death_strikes_only_the_case_it_was_grading(tmp_path: Path) -> None:
@@ -202,3 +220,32 @@ def test_every_exit_status_is_documented() -> None:
     for text in (docs, section):
         for status in [*statuses, 130, 143, 129]:
             assert f"`{status}`" in text, status
+
+
+def test_task_sizes_start_small_then_follow_the_measured_speed() -> None:
+    sizer = TaskSizer(1 << 20)
+    assert sizer.size() == TaskSizer.FIRST  # the first results come after a dozen cases
+    sizer.record(1 << 20, 0.01)  # fast, cached grading: 100 MB/s
+    assert sizer.size() == 1 << 20  # capped: big tasks cost the main process less
+    for _ in range(8):
+        sizer.record(64 << 10, 1.0)  # slow grading: 64 KiB took a second
+    assert TaskSizer.MINIMUM <= sizer.size() <= 16 << 10  # ~0.1 s of work
+
+
+def test_results_stream_to_the_file_while_the_run_goes_on(tmp_path: Path) -> None:
+    """Results once arrived in 1 MiB blocks: on 16,000 cases nothing was written for the first
+    ~2.7 s of a ~4.5 s run. Here the last case is held in its worker: the cases before it must
+    be in the results file, flushed, while it waits."""
+    held, started, release = held_case(tmp_path)
+    data = write_jsonl(tmp_path / "in.jsonl", [*ok_rows(600), held])  # ~45 KB: several tasks
+    out = tmp_path / "out.jsonl"
+    with cli_running(
+        str(data), "--workers", "1", "--grader", GRADER, "--output", str(out)
+    ) as runner:
+        wait_for(started.exists, 120, "the held case to start")
+        written_meanwhile = len(read_jsonl(out))
+        release.touch()
+        _, stderr = runner.communicate(timeout=120)
+    assert runner.returncode == 0, stderr
+    assert written_meanwhile >= 100
+    assert len(read_jsonl(out)) == 601
