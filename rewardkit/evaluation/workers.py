@@ -629,9 +629,11 @@ class ProcessExecutor:
             waited = now - started
             if waited <= self.kill_after:
                 continue
-            self._warm_parent()
-            if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
-                continue
+            # (forks held: the worker replacing this one is forked after the warm-up, warm)
+            with _forks_held():
+                if not job.future.cancel():  # finished meanwhile: its "done" event delivers it
+                    continue
+                self._warm_parent()
             job.abandoned = True
             _key, single, rest = self._split_at(job.chunk, index)
             timed_out.append(timeout_result(self._case_of(single), self.options.timeout, waited))
@@ -641,12 +643,11 @@ class ProcessExecutor:
         return batch_of(timed_out, include_response=self.include_response)
 
     def _warm_parent(self) -> None:
-        """Before the first kill: load the grader's lazy parts here, so that the worker forked
-        to replace a killed one starts warm (each cold one spends ~1 s loading them)."""
-        if self._parent_warm:
-            return
-        self._parent_warm = True
-        with _forks_held():
+        """At the first kill: load the grader's lazy parts here (forks held), so that the
+        worker forked to replace a killed one starts warm (a cold one spends ~1-2 s loading
+        them on its first symbolic case)."""
+        if not self._parent_warm:
+            self._parent_warm = True
             warm_up(self.grader)
 
 

@@ -63,3 +63,20 @@ def grade_or_crash(response: str, gold: str, **options: Any) -> Any:
     elif RAISE in response:
         raise ZeroDivisionError("grader bug")
     return grade(response, gold, **options)
+
+
+COLD_LOAD_SECONDS = 2.0
+
+
+def grade_after_a_slow_load(response: str, gold: str, **options: Any) -> Any:
+    """`rewardkit.math.grade`, but the first call in a process that has not imported the
+    grader's symbolic part takes `COLD_LOAD_SECONDS` longer, as that import does on a busy
+    machine (it is imported then, so the process is warm afterwards)."""
+    import sys
+
+    from rewardkit.evaluation.grading import SYMBOLIC_MODULE
+
+    if SYMBOLIC_MODULE not in sys.modules:
+        time.sleep(COLD_LOAD_SECONDS)
+        __import__(SYMBOLIC_MODULE)
+    return grade(response, gold, **options)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eval_helpers import cli_env
 from eval_test_graders import HANG, KILL, KILL_ONCE, grade_or_crash
 
 from rewardkit.evaluation import run_math_eval, sample_path
@@ -60,6 +61,48 @@ def test_a_case_that_overruns_its_budget_is_killed_and_the_rest_graded() -> None
     assert (stuck.outcome, stuck.reason) == ("WRONG_ANSWER", "timeout")
     assert "0.2 s budget" in stuck.detail["error"]
     assert all(by_id[f"ok{i}"].passed for i in range(6))
+
+
+COLD_WORKER = """
+import json, sys
+from rewardkit.evaluation import run_math_eval
+from rewardkit.evaluation.grading import SYMBOLIC_MODULE
+from eval_test_graders import grade_after_a_slow_load
+
+rows = [{"id": f"c{i}", "response": rf"so \\boxed{{{i}}}", "gold": str(i)} for i in range(3)]
+run = run_math_eval(rows, workers=1, timeout=0.1, grader=grade_after_a_slow_load)
+print(json.dumps([[r.outcome, r.reason] for r in run.results] + [SYMBOLIC_MODULE in sys.modules]))
+"""
+
+
+def test_a_cold_worker_loads_the_symbolic_grader_outside_its_first_case_budget() -> None:
+    """Workers are forked before the grader's symbolic part is loaded (~1-2 s): the first case
+    in a worker waits for the load (2 s here), which must not make it a `timeout` (a 0.1 s
+    budget: killed after 1.1 s but for the load's grace). The parent never loads it."""
+    completed = subprocess.run(
+        [sys.executable, "-c", COLD_WORKER],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cli_env(),
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    outcomes = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert outcomes == [["PASS", "exact"]] * 3 + [False]
+
+
+def test_the_symbolic_module_name_is_the_one_the_grader_loads() -> None:
+    """A worker tells whether it is still cold by this module's presence: a rename in
+    rewardkit.math must fail here, not silently give every case the load's grace."""
+    script = (
+        "import sys; from rewardkit.evaluation.grading import SYMBOLIC_MODULE, warm_up; "
+        "before = SYMBOLIC_MODULE in sys.modules; warm_up(); "
+        "print(before, SYMBOLIC_MODULE in sys.modules)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert completed.stdout.split() == ["False", "True"], completed.stderr[-2000:]
 
 
 COLD_IN_PROCESS = """
