@@ -30,6 +30,7 @@ from rewardkit.evaluation.cases import (
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
+    ColdWorker,
     GradeOptions,
     Grader,
     decided_to_result,
@@ -82,6 +83,9 @@ class ResultBatch:
     interrupted: BaseException | None = None
     """Ctrl-C (or another stop signal) arrived while this batch was graded in this process: it
     holds the cases finished before it; the run writes them, then stops."""
+    resume_at: int | None = None
+    """The chunk stopped at this case (its offset in the chunk) because it needs the grader's
+    symbolic part, which this worker must not load (`ColdWorker`): the rest goes to a warm one."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -104,14 +108,17 @@ class ResultBatch:
             self.responses.append(result.response)
         self.grading_seconds += result.seconds
 
-    def keep_complete(self, stop: BaseException) -> None:
+    def keep_complete(self, stop: BaseException, offset: int) -> None:
         """Cut the per-case lists to the cases whose results-file line was made (a signal may
-        land between two appends), and remember the stop."""
+        land between two appends), and remember why the chunk stopped at `offset`."""
         done = len(self.texts)
         self.ids, self.lines = self.ids[:done], self.lines[:done]
         if self.responses is not None:
             self.responses = self.responses[:done]
-        self.interrupted = stop
+        if isinstance(stop, ColdWorker):
+            self.resume_at = offset
+        else:
+            self.interrupted = stop
 
     def materialise(self) -> list[CaseResult]:
         """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
@@ -409,6 +416,7 @@ class LineGrader:
         else:
             first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
+        offset = 0
         try:
             for offset, raw in enumerate(raws):
                 if not raw or raw.isspace():
@@ -488,8 +496,8 @@ class LineGrader:
                     seconds_total += seconds
                 if responses is not None:
                     responses.append(response)
-        except KeyboardInterrupt as stop:  # (grading in this process) keep the cases done
-            batch.keep_complete(stop)
+        except (KeyboardInterrupt, ColdWorker) as stop:  # keep the cases done before it
+            batch.keep_complete(stop, offset)
         batch.grading_seconds = seconds_total
         return batch
 

@@ -38,9 +38,25 @@ def default_grader() -> Grader:
 
 
 SYMBOLIC_MODULE = "rewardkit.math.symbolic"
-"""The grader's lazily imported symbolic part (sympy, the LaTeX parser): a worker that has not
-imported it yet spends ~1-2 s on the first case that needs it (a test holds this name to
-`warm_up`)."""
+"""The grader's lazily imported symbolic part (sympy, the LaTeX parser: ~1-2 s to load). A test
+holds this name to what `warm_up` loads."""
+
+
+class ColdWorker(BaseException):
+    """Raised in a worker forked before `SYMBOLIC_MODULE` was loaded, when a case needs it: the
+    rest of the task goes to a worker forked once the parent has loaded it (one load, shared
+    by fork, rather than one per worker). A `BaseException`, so that the grader's own
+    `except Exception` does not turn it into a verdict."""
+
+
+class ColdImportGuard:
+    """A `sys.meta_path` finder for cold workers: importing `SYMBOLIC_MODULE` raises `ColdWorker`."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == SYMBOLIC_MODULE:
+            raise ColdWorker(name)
+        return None
+
 
 WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5"))
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""

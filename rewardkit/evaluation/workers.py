@@ -49,6 +49,8 @@ from rewardkit.evaluation.cases import (
 from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
     SYMBOLIC_MODULE,
+    ColdImportGuard,
+    ColdWorker,
     GradeOptions,
     Grader,
     crash_result,
@@ -107,11 +109,6 @@ _done_ids: frozenset[str] = frozenset()
 
 _line_graders: dict[LineSettings, LineGrader] = {}
 
-WARM_UP_GRACE = 30.0
-"""Seconds a case may run, beyond its budget, in a worker that has not loaded the grader's
-symbolic parts yet: the case that needs them first waits for the load (~1-2 s, more on a busy
-machine), which is not the case's fault."""
-
 DEFAULT_WORKER_MEMORY = 2 << 30
 """Address space each worker may add to what it starts with (`--worker-memory`), as the
 grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
@@ -123,14 +120,18 @@ def _init_worker(
     parent_pid: int,
     memory_headroom: int | None,
     done_ids: frozenset[str],
+    cold: bool,
+    spawned_grader: Grader | bool | None,
 ) -> None:
     """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
     parent handles them and stops its workers), keep the shared progress array and the done
     ids.
 
-    Workers are forked before the grader's symbolic parts (sympy, the LaTeX parser: ~1-2 s)
-    are loaded: most cases need none of it, so the first results stream out at once, and a
-    worker loads it when its first case needs it (`WARM_UP_GRACE`)."""
+    A `cold` worker was forked before the parent loaded the grader's symbolic part (sympy, the
+    LaTeX parser: ~1-2 s): most cases need none of it, so such workers grade from the first
+    second of a run, and a case that needs it stops the task (`ColdWorker`) instead of loading
+    it here; the parent loads it once and forks warm workers for the rest. A spawned worker
+    (`spawned_grader` is not False) shares nothing with the parent and loads it itself."""
     global _progress, _done_ids
     # The forking thread outlives the pool (pebble's calling and manager threads), so the
     # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
@@ -143,6 +144,10 @@ def _init_worker(
     for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if cold:
+        sys.meta_path.insert(0, ColdImportGuard())  # type: ignore[arg-type]
+    elif spawned_grader is not False:
+        warm_up(spawned_grader)  # type: ignore[arg-type]
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan
@@ -163,13 +168,10 @@ def grade_chunk(
     Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
     only appends the returned lines and counts outcomes."""
     progress = _progress
-    modules = sys.modules
     started = time.perf_counter()
 
     def on_case(index: int) -> None:
-        now = time.monotonic()
-        warm = SYMBOLIC_MODULE in modules
-        progress[2 * slot + 1] = now if warm else now + WARM_UP_GRACE
+        progress[2 * slot + 1] = time.monotonic()
         progress[2 * slot] = index
 
     watch = on_case if progress is not None else None
@@ -180,12 +182,18 @@ def grade_chunk(
                 line_grader = _line_graders[line_settings] = LineGrader(line_settings, _done_ids)
             batch = line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
         else:
-            results = []
+            results: list[CaseResult] = []
+            stopped_at = None
             for index, case in enumerate(chunk):
                 if watch is not None:
                     watch(index)
-                results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+                try:
+                    results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+                except ColdWorker:
+                    stopped_at = index
+                    break
             batch = batch_of(results, include_response=include_response)
+            batch.resume_at = stopped_at
         batch.busy_seconds = time.perf_counter() - started
         return batch
     finally:
@@ -307,7 +315,7 @@ class ProcessExecutor:
         self.done_ids = done_ids
         self.memory_headroom = memory_headroom
         self.sizer = sizer
-        self._parent_warm = False
+        self._pools: _Pools
 
     def _context(self) -> Any:
         """fork where it is safe: workers share the parent's imported grader copy-on-write.
@@ -333,7 +341,6 @@ class ProcessExecutor:
         A first SIGINT, SIGTERM or SIGHUP (when nobody else handles them) does the same, then
         raises `Interrupted`; a second one stops at once.
         """
-        import pebble
 
         context = self._context()
         if self.grader is None:
@@ -353,27 +360,6 @@ class ProcessExecutor:
             name="rewardkit-eval-feeder",
             daemon=True,
         )
-        pools: list[Any] = []
-
-        def pool() -> Any:
-            """The worker pool, started with the first task."""
-            if not pools:
-                pools.append(
-                    pebble.ProcessPool(
-                        max_workers=self.workers,
-                        max_tasks=self.max_tasks,
-                        initializer=_init_worker,
-                        initargs=(
-                            progress,
-                            os.getpid(),
-                            self.memory_headroom,
-                            frozenset(self.done_ids),
-                        ),
-                        context=context,
-                    )
-                )
-            return pools[0]
-
         source_done = False
         interrupted = _InterruptFlag()
         drain_until: float | None = None
@@ -381,6 +367,7 @@ class ProcessExecutor:
         restore_polling = _poll_pebble_often()
         # (not when the caller froze objects already: unfreezing afterwards would undo theirs)
         forking = context.get_start_method() == "fork" and gc.get_freeze_count() == 0
+        pools = self._pools = _Pools(self, context, progress, freeze=forking)
         if forking:
             # Forked workers share the parent's memory copy-on-write; a garbage collection in
             # a worker would touch (and so copy) every object it inherited. Frozen objects are
@@ -396,10 +383,11 @@ class ProcessExecutor:
                     if interrupted.hurry or not running or time.monotonic() > drain_until:
                         raise Interrupted(interrupted.signals[0])
                 stopping = accounting.malformed is not None or drain_until is not None
+                backlog.extend((chunk, False) for chunk in pools.ready())
                 while backlog and free_slots and not stopping:
                     chunk, counts_for_room = backlog.popleft()
                     self._submit(
-                        pool(),
+                        pools.get(),
                         chunk,
                         free_slots.popleft(),
                         progress,
@@ -409,7 +397,13 @@ class ProcessExecutor:
                     )
                 if accounting.malformed is not None and not running:
                     break
-                if source_done and not running and not backlog and events.empty():
+                if (
+                    source_done
+                    and not running
+                    and not backlog
+                    and not pools.waiting
+                    and events.empty()
+                ):
                     break
                 try:
                     kind, payload = events.get(timeout=self.poll_interval)
@@ -441,9 +435,7 @@ class ProcessExecutor:
             stop.set()
             # Every task is done or abandoned here: stop, rather than close, which waits for
             # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
-            for started in pools:
-                started.stop()
-                started.join()
+            pools.stop()
             restore_polling()
             if forking:
                 gc.unfreeze()
@@ -525,6 +517,13 @@ class ProcessExecutor:
             rest.append((number + 1, b"\n".join(after)))
         return number, stuck, rest
 
+    def _rest_from(self, chunk: Chunk, index: int) -> Chunk:
+        """The cases of a chunk from progress `index` on."""
+        if isinstance(chunk, list):
+            return chunk[index:]
+        first, data = self._resolve(chunk)
+        return first + index, b"\n".join(data.split(b"\n")[index:])
+
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
         path = self.line_settings.path if self.line_settings is not None else ""
         return resolve_block(chunk, path)
@@ -573,7 +572,9 @@ class ProcessExecutor:
             return None
         except Exception as exc:
             return self._after_crash(job.chunk, index, describe_exit(exc), backlog, accounting)
-        if self.sizer is not None:
+        if batch.resume_at is not None:  # a cold worker met a case that needs a warm one
+            self._pools.needs_warm(self._rest_from(job.chunk, batch.resume_at))
+        elif self.sizer is not None:
             self.sizer.record(_chunk_bytes(job.chunk), batch.busy_seconds)
         if batch.error is not None and (
             accounting.malformed is None or batch.error[0] < accounting.malformed[0]
@@ -629,11 +630,8 @@ class ProcessExecutor:
             waited = now - started
             if waited <= self.kill_after:
                 continue
-            # (forks held: the worker replacing this one is forked after the warm-up, warm)
-            with _forks_held():
-                if not job.future.cancel():  # finished meanwhile: its "done" event delivers it
-                    continue
-                self._warm_parent()
+            if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
+                continue
             job.abandoned = True
             _key, single, rest = self._split_at(job.chunk, index)
             timed_out.append(timeout_result(self._case_of(single), self.options.timeout, waited))
@@ -642,13 +640,96 @@ class ProcessExecutor:
             return None
         return batch_of(timed_out, include_response=self.include_response)
 
-    def _warm_parent(self) -> None:
-        """At the first kill: load the grader's lazy parts here (forks held), so that the
-        worker forked to replace a killed one starts warm (a cold one spends ~1-2 s loading
-        them on its first symbolic case)."""
-        if not self._parent_warm:
-            self._parent_warm = True
-            warm_up(self.grader)
+
+class _Pools:
+    """The worker pools of one run. The first is forked as soon as there is a task: before the
+    grader's symbolic part is loaded, if it is not yet (cold workers grade most cases without
+    it). The first case that needs it sends the rest of its task here (`needs_warm`); the parent
+    then loads it once, in a background thread, and the next pool is forked from the warm
+    parent; the cold one takes no new task."""
+
+    def __init__(
+        self, executor: ProcessExecutor, context: Any, progress: Any, *, freeze: bool
+    ) -> None:
+        self.executor = executor
+        self.freeze = freeze
+        self.context = context
+        self.progress = progress
+        self.started: list[Any] = []
+        self.current: Any = None
+        self.bounced: deque[Chunk] = deque()
+        self.warm = threading.Event()
+        self.warming: threading.Thread | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """Chunks wait for the warm pool."""
+        return bool(self.bounced)
+
+    def get(self) -> Any:
+        """The pool new tasks go to (started on first use)."""
+        if self.current is None:
+            self.current = self._start()
+        return self.current
+
+    def _start(self) -> Any:
+        import pebble
+
+        executor = self.executor
+        forked = self.context.get_start_method() == "fork"
+        if self.freeze and self.started:
+            gc.freeze()  # what the warm-up loaded, shared with the new workers too
+        pool = pebble.ProcessPool(
+            max_workers=executor.workers,
+            max_tasks=executor.max_tasks,
+            initializer=_init_worker,
+            initargs=(
+                self.progress,
+                os.getpid(),
+                executor.memory_headroom,
+                frozenset(executor.done_ids),
+                forked and SYMBOLIC_MODULE not in sys.modules,
+                False if forked else executor.grader,
+            ),
+            context=self.context,
+        )
+        self.started.append(pool)
+        return pool
+
+    def needs_warm(self, chunk: Chunk) -> None:
+        """A cold worker stopped at a case that needs the symbolic part: keep the rest of its
+        task for a warm worker, and load the part here (once, in the background)."""
+        self.bounced.append(chunk)
+        if self.warming is None:
+            self.warming = threading.Thread(
+                target=self._warm_up, name="rewardkit-eval-warm-up", daemon=True
+            )
+            self.warming.start()
+
+    def _warm_up(self) -> None:
+        try:
+            with _forks_held():  # no fork mid-import (pebble replaces workers from its thread)
+                warm_up(self.executor.grader)
+        finally:
+            self.warm.set()
+
+    def ready(self) -> list[Chunk]:
+        """The chunks a warm pool can take now: once the parent is warm, the cold pool takes
+        no new task and the next `get` forks a warm one."""
+        if not self.bounced or not self.warm.is_set():
+            return []
+        if self.current is not None:
+            self.current.close()  # its running tasks finish; it starts no new one
+            self.current = None
+        chunks = list(self.bounced)
+        self.bounced.clear()
+        return chunks
+
+    def stop(self) -> None:
+        """Stop every pool (every task is done or abandoned)."""
+        for pool in self.started:
+            pool.stop()
+            pool.join()
 
 
 def _chunk_bytes(chunk: Chunk) -> int:

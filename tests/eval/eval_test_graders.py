@@ -69,14 +69,14 @@ COLD_LOAD_SECONDS = 2.0
 
 
 def grade_after_a_slow_load(response: str, gold: str, **options: Any) -> Any:
-    """`rewardkit.math.grade`, but the first call in a process that has not imported the
-    grader's symbolic part takes `COLD_LOAD_SECONDS` longer, as that import does on a busy
-    machine (it is imported then, so the process is warm afterwards)."""
+    """`rewardkit.math.grade`, but in a process that has not loaded the grader's symbolic part,
+    load it first and then take `COLD_LOAD_SECONDS` more, as the load does on a busy machine.
+    (A cold eval worker stops at the import: it hands the case to a warm worker.)"""
     import sys
 
     from rewardkit.evaluation.grading import SYMBOLIC_MODULE
 
     if SYMBOLIC_MODULE not in sys.modules:
-        time.sleep(COLD_LOAD_SECONDS)
         __import__(SYMBOLIC_MODULE)
+        time.sleep(COLD_LOAD_SECONDS)
     return grade(response, gold, **options)
