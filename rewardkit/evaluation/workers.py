@@ -657,6 +657,7 @@ class _Pools:
         self.progress = progress
         self.started: list[Any] = []
         self.current: Any = None
+        self.current_is_cold = False
         self.bounced: deque[Chunk] = deque()
         self.warm = threading.Event()
         self.warming: threading.Thread | None = None
@@ -677,6 +678,8 @@ class _Pools:
 
         executor = self.executor
         forked = self.context.get_start_method() == "fork"
+        # (after a warm-up, never cold again: if the part failed to load here, workers try)
+        cold = forked and SYMBOLIC_MODULE not in sys.modules and not self.warm.is_set()
         if self.freeze and self.started:
             gc.freeze()  # what the warm-up loaded, shared with the new workers too
         pool = pebble.ProcessPool(
@@ -688,12 +691,13 @@ class _Pools:
                 os.getpid(),
                 executor.memory_headroom,
                 frozenset(executor.done_ids),
-                forked and SYMBOLIC_MODULE not in sys.modules,
+                cold,
                 False if forked else executor.grader,
             ),
             context=self.context,
         )
         self.started.append(pool)
+        self.current_is_cold = cold
         return pool
 
     def needs_warm(self, chunk: Chunk) -> None:
@@ -718,7 +722,7 @@ class _Pools:
         no new task and the next `get` forks a warm one."""
         if not self.bounced or not self.warm.is_set():
             return []
-        if self.current is not None:
+        if self.current is not None and self.current_is_cold:
             self.current.close()  # its running tasks finish; it starts no new one
             self.current = None
         chunks = list(self.bounced)
