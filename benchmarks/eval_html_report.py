@@ -35,14 +35,17 @@ from headless_chromium import CHROMIUM, CHROMIUM_ARGS
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_scaling import replicate
 
-WRITE = """
-import json, resource, sys, time
+WRITE = r"""
+import json, re, sys, time
 from rewardkit.evaluation import run_math_eval
 data, output, html = sys.argv[1], sys.argv[2], sys.argv[3] or None
 started = time.perf_counter()
 run_math_eval(data, output=output, resume=True, html=html, workers=2)
-print(json.dumps({"wall": time.perf_counter() - started,
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+wall = time.perf_counter() - started
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over an exec from the forking parent
+status = open("/proc/self/status").read()
+peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))
+print(json.dumps({"wall": wall, "peak_kb": peak}))
 """
 
 
