@@ -30,6 +30,8 @@ from rewardkit.evaluation.cases import (
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
+    SYMBOLIC_MODULE,
     ColdWorker,
     GradeOptions,
     Grader,
@@ -407,6 +409,7 @@ class LineGrader:
         kwargs = self.kwargs
         encode_text = encode_basestring
         perf_counter = time.perf_counter
+        cold_guard = COLD_GUARD
         seconds_total = 0.0
         if isinstance(block[1], list):
             first, raws = block  # type: ignore[misc]
@@ -470,6 +473,8 @@ class LineGrader:
                 except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
                     verdict = exc
                 seconds = perf_counter() - started
+                if cold_guard.fired:  # (a grader that swallowed `ColdWorker`)
+                    raise ColdWorker(SYMBOLIC_MODULE)
                 line_record = (
                     None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
                 )

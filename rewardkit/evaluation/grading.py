@@ -50,12 +50,27 @@ class ColdWorker(BaseException):
 
 
 class ColdImportGuard:
-    """A `sys.meta_path` finder for cold workers: importing `SYMBOLIC_MODULE` raises `ColdWorker`."""
+    """A `sys.meta_path` finder for cold workers: importing `SYMBOLIC_MODULE` raises `ColdWorker`.
+
+    `fired` stays set once it did: a grader that swallows the exception (a bare `except`)
+    still cannot turn the case into a verdict, as the worker checks it after each case."""
+
+    fired = False
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
         if name == SYMBOLIC_MODULE:
+            self.fired = True
             raise ColdWorker(name)
         return None
+
+    def check(self) -> None:
+        """Raise `ColdWorker` if the guard fired during the last case."""
+        if self.fired:
+            raise ColdWorker(SYMBOLIC_MODULE)
+
+
+COLD_GUARD = ColdImportGuard()
+"""The guard a cold worker installs (one per process; unfired elsewhere)."""
 
 
 WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5"))
@@ -99,7 +114,9 @@ def grade_case(
             sandbox=sandbox,
         )
     except Exception as exc:  # a grader bug must not stop the run: it is our side's failure
+        COLD_GUARD.check()
         return grader_error_result(case, exc, time.perf_counter() - started)
+    COLD_GUARD.check()
     return verdict_to_result(case, verdict, seconds=time.perf_counter() - started)
 
 

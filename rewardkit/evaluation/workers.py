@@ -48,8 +48,8 @@ from rewardkit.evaluation.cases import (
 )
 from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
     SYMBOLIC_MODULE,
-    ColdImportGuard,
     ColdWorker,
     GradeOptions,
     Grader,
@@ -145,7 +145,7 @@ def _init_worker(
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     if cold:
-        sys.meta_path.insert(0, ColdImportGuard())  # type: ignore[arg-type]
+        sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
     elif spawned_grader is not False:
         warm_up(spawned_grader)  # type: ignore[arg-type]
 
@@ -169,6 +169,7 @@ def grade_chunk(
     only appends the returned lines and counts outcomes."""
     progress = _progress
     started = time.perf_counter()
+    COLD_GUARD.fired = False  # (it stopped the previous chunk, if it fired)
 
     def on_case(index: int) -> None:
         progress[2 * slot + 1] = time.monotonic()

@@ -80,3 +80,12 @@ def grade_after_a_slow_load(response: str, gold: str, **options: Any) -> Any:
         __import__(SYMBOLIC_MODULE)
         time.sleep(COLD_LOAD_SECONDS)
     return grade(response, gold, **options)
+
+
+def grade_swallowing_everything(response: str, gold: str, **options: Any) -> Any:
+    """`rewardkit.math.grade` behind a bare `except`: whatever goes wrong, the verdict of an
+    empty response (a grader written carelessly, which must still not misgrade a case)."""
+    try:
+        return grade(response, gold, **options)
+    except BaseException:  # (the point of this grader)
+        return grade("", gold, **options)

@@ -106,6 +106,35 @@ def test_cold_workers_hand_cases_that_need_the_symbolic_grader_to_warm_ones() ->
     }
 
 
+SWALLOWING = """
+import json
+from rewardkit.evaluation import run_math_eval
+from eval_test_graders import grade_swallowing_everything
+
+rows = [{"id": "poly", "response": r"so \\boxed{(x+1)^2}", "gold": "x^2+2x+1"},
+        {"id": "plain", "response": r"so \\boxed{3}", "gold": "3"}]
+for _cold_then_warm in range(2):
+    run = run_math_eval(rows, workers=1, grader=grade_swallowing_everything, chunk_size=2)
+    print(json.dumps([[r.id, r.outcome, r.reason] for r in run.results]))
+"""
+
+
+def test_a_grader_that_swallows_every_exception_cannot_misgrade_a_cold_workers_case() -> None:
+    """The cold worker's stop is an exception raised inside the grader's import: a grader with
+    a bare `except` would turn it into a verdict, so the worker also checks, after each case,
+    whether the stop happened."""
+    completed = subprocess.run(
+        [sys.executable, "-c", SWALLOWING],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=cli_env(),
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    expected = [["poly", "PASS", "symbolic"], ["plain", "PASS", "exact"]]
+    assert [json.loads(line) for line in completed.stdout.splitlines()] == [expected, expected]
+
+
 def test_the_symbolic_module_name_is_the_one_the_grader_loads() -> None:
     """A worker tells whether it is still cold by this module's presence: a rename in
     rewardkit.math must fail here, not silently give every case the load's grace."""
