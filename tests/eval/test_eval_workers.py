@@ -63,6 +63,20 @@ def test_a_case_that_overruns_its_budget_is_killed_and_the_rest_graded() -> None
     assert all(by_id[f"ok{i}"].passed for i in range(6))
 
 
+def fresh_python(script: str) -> list[str]:
+    """Run `script` in a fresh interpreter (nothing loaded yet; the test graders importable);
+    return its stdout lines."""
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=cli_env(),
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed.stdout.strip().splitlines()
+
+
 COLD_WORKER = """
 import json, sys
 from rewardkit.evaluation import run_math_eval
@@ -89,15 +103,7 @@ def test_cold_workers_hand_cases_that_need_the_symbolic_grader_to_warm_ones() ->
     does stops its cold worker's task, the parent loads the part once, and the rest of the
     task goes to workers forked from the warm parent: the load (2 s here) is never spent in a
     case's budget (0.1 s: killed after 1.1 s), and is paid once, not once per worker."""
-    completed = subprocess.run(
-        [sys.executable, "-c", COLD_WORKER],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=cli_env(),
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    outcome = json.loads(completed.stdout.strip().splitlines()[-1])
+    outcome = json.loads(fresh_python(COLD_WORKER)[-1])
     assert outcome == {
         "plain": ["PASS"],
         "loaded_after_plain": False,
@@ -123,30 +129,19 @@ def test_a_grader_that_swallows_every_exception_cannot_misgrade_a_cold_workers_c
     """The cold worker's stop is an exception raised inside the grader's import: a grader with
     a bare `except` would turn it into a verdict, so the worker also checks, after each case,
     whether the stop happened."""
-    completed = subprocess.run(
-        [sys.executable, "-c", SWALLOWING],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=cli_env(),
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
     expected = [["poly", "PASS", "symbolic"], ["plain", "PASS", "exact"]]
-    assert [json.loads(line) for line in completed.stdout.splitlines()] == [expected, expected]
+    assert [json.loads(line) for line in fresh_python(SWALLOWING)] == [expected, expected]
 
 
 def test_the_symbolic_module_name_is_the_one_the_grader_loads() -> None:
-    """A worker tells whether it is still cold by this module's presence: a rename in
-    rewardkit.math must fail here, not silently give every case the load's grace."""
+    """Cold workers are stopped at this module's import: a rename in rewardkit.math must fail
+    here, not silently let every worker load the symbolic part on its own."""
     script = (
         "import sys; from rewardkit.evaluation.grading import SYMBOLIC_MODULE, warm_up; "
         "before = SYMBOLIC_MODULE in sys.modules; warm_up(); "
         "print(before, SYMBOLIC_MODULE in sys.modules)"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
-    assert completed.stdout.split() == ["False", "True"], completed.stderr[-2000:]
+    assert fresh_python(script)[-1].split() == ["False", "True"]
 
 
 COLD_IN_PROCESS = """
