@@ -29,10 +29,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="JSONL with a gold field per line")
     parser.add_argument("--policy", default="lenient", choices=("lenient", "strict"))
     parser.add_argument("--budget", type=float, default=1.0, help="the per-call timeout, seconds")
-    parser.add_argument("--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)")
-    parser.add_argument("--perturbed", action="store_true", help="also grade golds with one digit changed")
-    parser.add_argument("--hostile", action="store_true", help="also time adversarial inputs against the budget")
-    parser.add_argument("--cold", action="store_true", help="also time first symbolic calls in fresh processes (no warm_up)")
+    parser.add_argument(
+        "--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)"
+    )
+    parser.add_argument(
+        "--perturbed", action="store_true", help="also grade golds with one digit changed"
+    )
+    parser.add_argument(
+        "--hostile", action="store_true", help="also time adversarial inputs against the budget"
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="also time first symbolic calls in fresh processes (no warm_up)",
+    )
     args = parser.parse_args(argv)
 
     from rewardkit.math import grade, warm_up
@@ -68,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"latency p99  : {1000 * p99:.3f} ms")
     print(f"latency max  : {1000 * latencies[-1]:.3f} ms")
     cpu_p99 = cpu_times[min(len(cpu_times) - 1, int(0.99 * len(cpu_times)))]
-    print(f"cpu p50/p99  : {1000 * statistics.median(cpu_times):.3f} / {1000 * cpu_p99:.3f} ms (this thread; wall time includes load from other processes)")
+    print(
+        f"cpu p50/p99  : {1000 * statistics.median(cpu_times):.3f} / {1000 * cpu_p99:.3f} ms (this thread; wall time includes load from other processes)"
+    )
     print(f"over budget  : {over} (budget {args.budget:.2f} s)")
     print(f"rejected     : {len(rejected)}")
     for gold, verdict in rejected:
@@ -106,11 +118,27 @@ def _report_cold_start(args: argparse.Namespace, runs: int = 3) -> None:
         outcomes = []
         for _ in range(runs):
             completed = subprocess.run(
-                [sys.executable, "-c", _COLD_START_SCRIPT, scenario, str(head_start), str(args.budget)],
-                capture_output=True, text=True, timeout=120, check=False,
+                [
+                    sys.executable,
+                    "-c",
+                    _COLD_START_SCRIPT,
+                    scenario,
+                    str(head_start),
+                    str(args.budget),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
             )
-            outcomes.append(completed.stdout.strip() or f"failed: {completed.stderr.strip()[-200:]}")
-        print(f"cold start   : {scenario:<16} " + " | ".join(outcomes) + "  (correct, reason, seconds)")
+            outcomes.append(
+                completed.stdout.strip() or f"failed: {completed.stderr.strip()[-200:]}"
+            )
+        print(
+            f"cold start   : {scenario:<16} "
+            + " | ".join(outcomes)
+            + "  (correct, reason, seconds)"
+        )
 
 
 def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:
@@ -130,7 +158,9 @@ def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:
         verdict = compare_answers(perturbed, gold, policy=args.policy, timeout=args.budget)
         if verdict.correct:
             accepted.append((gold, perturbed, verdict.reason))
-    print(f"perturbed    : {tried - len(accepted)}/{tried} rejected ({len(accepted)} accepted, each listed)")
+    print(
+        f"perturbed    : {tried - len(accepted)}/{tried} rejected ({len(accepted)} accepted, each listed)"
+    )
     for gold, perturbed, reason in accepted:
         print(f"  {reason:>9}: {gold!r} <- {perturbed!r}")
 
@@ -180,7 +210,9 @@ def _report_hostile(args: argparse.Namespace) -> None:
     asyncio.run(in_event_loop())
     worst.sort(reverse=True)
     over = sum(latency > args.budget for latency, _, _ in worst)
-    print(f"hostile      : {len(worst)} calls, max {1000 * worst[0][0]:.1f} ms, over budget: {over}")
+    print(
+        f"hostile      : {len(worst)} calls, max {1000 * worst[0][0]:.1f} ms, over budget: {over}"
+    )
     for latency, name, gold in worst[:5]:
         print(f"  {1000 * latency:8.1f} ms  {name} vs {gold!r}")
 
@@ -190,7 +222,9 @@ def _variants(gold: str) -> dict[str, str]:
     return {
         "dfrac": gold.replace("\\frac", "\\dfrac"),
         "no-dollars": gold.replace("$", ""),
-        "left-right": gold.replace("(", "\\left(").replace(")", "\\right)") if "\\left" not in gold else gold,
+        "left-right": gold.replace("(", "\\left(").replace(")", "\\right)")
+        if "\\left" not in gold
+        else gold,
     }
 
 

@@ -11,12 +11,11 @@ one write and adds up the counts. `CaseResult` objects are built only when someo
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any
 
@@ -27,9 +26,13 @@ from rewardkit.evaluation.cases import (
     EvalInputError,
     FieldNames,
     MathCase,
+    fast_loads,
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
+    SYMBOLIC_MODULE,
+    ColdWorker,
     GradeOptions,
     Grader,
     decided_to_result,
@@ -79,6 +82,12 @@ class ResultBatch:
     """Wall time the worker spent on the chunk (parsing, grading, serialising): sizes the next tasks."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
+    interrupted: BaseException | None = None
+    """Ctrl-C (or another stop signal) arrived while this batch was graded in this process: it
+    holds the cases finished before it; the run writes them, then stops."""
+    resume_at: int | None = None
+    """The chunk stopped at this case (its offset in the chunk) because it needs the grader's
+    symbolic part, which this worker must not load (`ColdWorker`): the rest goes to a warm one."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -101,22 +110,27 @@ class ResultBatch:
             self.responses.append(result.response)
         self.grading_seconds += result.seconds
 
+    def keep_complete(self, stop: BaseException, offset: int) -> None:
+        """Cut the per-case lists to the cases whose results-file line was made (a signal may
+        land between two appends), and remember why the chunk stopped at `offset`."""
+        done = len(self.texts)
+        self.ids, self.lines = self.ids[:done], self.lines[:done]
+        if self.responses is not None:
+            self.responses = self.responses[:done]
+        if isinstance(stop, ColdWorker):
+            self.resume_at = offset
+        else:
+            self.interrupted = stop
+
     def materialise(self) -> list[CaseResult]:
         """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
         if self.results is not None:
             return list(self.results)
-        results = []
-        for index, text in enumerate(self.texts):
-            result = CaseResult.from_json(json.loads(text))
-            response = self.responses[index] if self.responses is not None else None
-            results.append(
-                replace(
-                    result,
-                    response=response if response is not None else result.response,
-                    serialized=text,
-                )
-            )
-        return results
+        responses = self.responses or [None] * len(self.texts)
+        return [
+            CaseResult.from_json(fast_loads(text), response=response, serialized=text)
+            for text, response in zip(self.texts, responses)
+        ]
 
     def drop(self, positions: Iterable[int]) -> None:
         """Remove the results at `positions` (a duplicate id found after it was emitted)."""
@@ -177,7 +191,9 @@ class TaskSizer:
         self.maximum = max(self.MINIMUM, maximum)
         self.target_seconds = target_seconds
         self._size = max(self.MINIMUM, min(first, self.maximum))
-        self._rate: float | None = None
+        self._cost: float | None = None
+        """Seconds per byte, averaged: a slow stretch shrinks the tasks at once (the average
+        of costs is dominated by the slow one), a fast one grows them back over a few tasks."""
 
     def size(self) -> int:
         """Bytes for the next task."""
@@ -187,9 +203,9 @@ class TaskSizer:
         """A task of `nbytes` kept a worker busy for `seconds`."""
         if nbytes <= 0 or seconds <= 0:
             return
-        rate = nbytes / seconds
-        self._rate = rate if self._rate is None else (self._rate + rate) / 2
-        self._size = int(min(self.maximum, max(self.MINIMUM, self._rate * self.target_seconds)))
+        cost = seconds / nbytes
+        self._cost = cost if self._cost is None else (self._cost + cost) / 2
+        self._size = int(min(self.maximum, max(self.MINIMUM, self.target_seconds / self._cost)))
 
 
 def read_blocks(
@@ -340,6 +356,8 @@ def grade_blocks_in_process(
             if sizer is not None:
                 sizer.record(nbytes, time.perf_counter() - started)
             yield batch
+            if batch.interrupted is not None:
+                raise batch.interrupted
             if batch.error is not None:
                 line, reason = batch.error
                 raise EvalInputError(reason, path=settings.path, line=line)
@@ -391,6 +409,7 @@ class LineGrader:
         kwargs = self.kwargs
         encode_text = encode_basestring
         perf_counter = time.perf_counter
+        cold_guard = COLD_GUARD
         seconds_total = 0.0
         if isinstance(block[1], list):
             first, raws = block  # type: ignore[misc]
@@ -400,84 +419,90 @@ class LineGrader:
         else:
             first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
-        for offset, raw in enumerate(raws):
-            if not raw or raw.isspace():
-                continue
-            if on_case is not None:
-                on_case(offset)
-            number = first + offset
-            record = self._fast_record(raw)
-            if record is None:  # anything unusual goes through the full, message-giving parser
-                try:
-                    case = parse_case_line(
-                        raw.decode("utf-8"),
-                        path=settings.path,
-                        line=number,
-                        fields=settings.fields,
-                    )
-                except (UnicodeDecodeError, EvalInputError) as exc:
-                    reason = (
-                        f"not UTF-8 text ({exc.reason})"
-                        if isinstance(exc, UnicodeDecodeError)
-                        else exc.reason
-                    )
-                    if not settings.skip_bad:
-                        batch.error = (number, reason)
-                        break
-                    case = malformed_line_case(settings.path, number, reason)
-                if case.id in done_ids:
-                    batch.skipped.append((case.id, number, getattr(case, "response", None)))
+        offset = 0
+        try:
+            for offset, raw in enumerate(raws):
+                if not raw or raw.isspace():
                     continue
-                if isinstance(case, DecidedCase):
-                    result = decided_to_result(case)
-                else:
-                    result = grade_case(
-                        case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                if on_case is not None:
+                    on_case(offset)
+                number = first + offset
+                record = self._fast_record(raw)
+                if record is None:  # anything unusual goes through the full, message-giving parser
+                    try:
+                        case = parse_case_line(
+                            raw.decode("utf-8"),
+                            path=settings.path,
+                            line=number,
+                            fields=settings.fields,
+                        )
+                    except (UnicodeDecodeError, EvalInputError) as exc:
+                        reason = (
+                            f"not UTF-8 text ({exc.reason})"
+                            if isinstance(exc, UnicodeDecodeError)
+                            else exc.reason
+                        )
+                        if not settings.skip_bad:
+                            batch.error = (number, reason)
+                            break
+                        case = malformed_line_case(settings.path, number, reason)
+                    if case.id in done_ids:
+                        batch.skipped.append((case.id, number, getattr(case, "response", None)))
+                        continue
+                    if isinstance(case, DecidedCase):
+                        result = decided_to_result(case)
+                    else:
+                        result = grade_case(
+                            case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                        )
+                    ids.append(result.id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    if responses is not None:
+                        responses.append(result.response)
+                    seconds_total += result.seconds
+                    continue
+                case_id, response, gold = record
+                if case_id in done_ids:
+                    batch.skipped.append((case_id, number, response))
+                    continue
+                started = perf_counter()
+                try:
+                    verdict = grade(response, gold, **kwargs)
+                except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
+                    verdict = exc
+                seconds = perf_counter() - started
+                if cold_guard.fired:  # (a grader that swallowed `ColdWorker`)
+                    raise ColdWorker(SYMBOLIC_MODULE)
+                line_record = (
+                    None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
+                )
+                if line_record is None:  # unusual: built by the general, checking functions
+                    case = MathCase(id=case_id, response=response, gold=gold, line=number)
+                    result = (
+                        grader_error_result(case, verdict, seconds)
+                        if isinstance(verdict, Exception)
+                        else verdict_to_result(case, verdict, seconds=seconds)
                     )
-                ids.append(result.id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    seconds_total += result.seconds
+                else:
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[line_record[0]] += 1
+                    texts.append(
+                        f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                        f'"seconds": {seconds:.6f}}}\n'
+                    )
+                    seconds_total += seconds
                 if responses is not None:
-                    responses.append(result.response)
-                seconds_total += result.seconds
-                continue
-            case_id, response, gold = record
-            if case_id in done_ids:
-                batch.skipped.append((case_id, number, response))
-                continue
-            started = perf_counter()
-            try:
-                verdict = grade(response, gold, **kwargs)
-            except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
-                verdict = exc
-            seconds = perf_counter() - started
-            line_record = (
-                None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
-            )
-            if line_record is None:  # unusual: built by the general, checking functions
-                case = MathCase(id=case_id, response=response, gold=gold, line=number)
-                result = (
-                    grader_error_result(case, verdict, seconds)
-                    if isinstance(verdict, Exception)
-                    else verdict_to_result(case, verdict, seconds=seconds)
-                )
-                ids.append(case_id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
-                seconds_total += result.seconds
-            else:
-                ids.append(case_id)
-                lines.append(number)
-                counts[line_record[0]] += 1
-                texts.append(
-                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                    f'"seconds": {seconds:.6f}}}\n'
-                )
-                seconds_total += seconds
-            if responses is not None:
-                responses.append(response)
+                    responses.append(response)
+        except (KeyboardInterrupt, ColdWorker) as stop:  # keep the cases done before it
+            batch.keep_complete(stop, offset)
         batch.grading_seconds = seconds_total
         return batch
 

@@ -181,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative_int,
         default=None,
         metavar="N",
-        help="worker processes (default: the number of cores; 0 grades in this process)",
+        help="worker processes (default and most: the cores this process may use; 0 grades "
+        "in this process)",
     )
     run.add_argument(
         "--worker-memory",

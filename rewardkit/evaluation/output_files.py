@@ -100,7 +100,9 @@ def check_writable(path: str | Path, *, what: str) -> None:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            raise NotADirectoryError(20, f"a file is in the way of its directory {parent}") from None
+            raise NotADirectoryError(
+                20, f"a file is in the way of its directory {parent}"
+            ) from None
         if not os.access(parent, os.W_OK | os.X_OK):
             raise PermissionError(13, f"Permission denied (directory {parent})")
     except OSError as error:

@@ -17,7 +17,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -42,6 +42,7 @@ from rewardkit.evaluation.cases import (
     EvalInputError,
     FieldNames,
     MathCase,
+    fast_loads,
     parse_case_line,
     read_cases,
 )
@@ -350,7 +351,7 @@ def run_math_eval(
         assert input_path is not None
         input_handle = _open_input(input_path)
         settings = LineSettings(
-            path=input_name if input_name == str(input_path) else str(input_path),
+            path=str(input_path),
             fields=fields,
             options=options,
             skip_bad=skip_bad,
@@ -472,7 +473,7 @@ def run_math_eval(
             )
             _rewrite_results(output, first_line, previous, new_batches, include_response)
     previous = [
-        replace(result, response=resumed_responses[result.id])
+        result.with_response(resumed_responses[result.id])
         if result.response is None and result.id in resumed_responses
         else result
         for result in previous
@@ -531,7 +532,7 @@ def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -
             for number, raw in enumerate(handle, start=1):
                 if number in wanted:
                     try:
-                        record = json.loads(raw)
+                        record = fast_loads(raw)
                     except (ValueError, RecursionError):  # a malformed line (--skip-bad)
                         continue
                     response = record.get(fields.response) if isinstance(record, dict) else None
@@ -540,7 +541,7 @@ def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -
     except OSError:
         return results
     return [
-        replace(r, response=responses[r.line]) if r.response is None and r.line in responses else r
+        r.with_response(responses[r.line]) if r.response is None and r.line in responses else r
         for r in results
     ]
 

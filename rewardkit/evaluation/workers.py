@@ -5,8 +5,10 @@ per-case time budget instead. A task is a chunk of cases: for a file, a block of
 given by position, which the worker reads, parses and grades (see `batches`), so the main
 process does almost nothing per case. Each worker records in shared memory which case of its
 task it is on and since when, so a case that overruns its budget is pinpointed and its worker
-killed, not the whole task timed out. A worker that dies loses no case: every case of its task
-is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash."""
+killed, not the whole task timed out. A worker that dies loses no case: the case it was grading
+is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash; the rest of its
+task is graded again. Workers die with the process that started them, however it dies, and
+their memory is capped."""
 
 from __future__ import annotations
 
@@ -46,6 +48,9 @@ from rewardkit.evaluation.cases import (
 )
 from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
+    SYMBOLIC_MODULE,
+    ColdWorker,
     GradeOptions,
     Grader,
     crash_result,
@@ -104,16 +109,6 @@ _done_ids: frozenset[str] = frozenset()
 
 _line_graders: dict[LineSettings, LineGrader] = {}
 
-_warm = threading.Event()
-"""In a worker: set once the grader's lazy parts (sympy, the LaTeX parser) are loaded."""
-
-_running_slot = -1
-"""In a worker: the progress slot of the task being graded, or -1."""
-
-WARM_UP_GRACE = 30.0
-"""Seconds a case may run, beyond its budget, while its worker is still loading the grader's
-LaTeX parser (~1 s, more on a busy machine): the load is not the case's fault."""
-
 DEFAULT_WORKER_MEMORY = 2 << 30
 """Address space each worker may add to what it starts with (`--worker-memory`), as the
 grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
@@ -122,19 +117,21 @@ grader's own sandbox allows its workers: a runaway case fails with `MemoryError`
 
 def _init_worker(
     progress: Any,
-    grader: Grader | None,
     parent_pid: int,
     memory_headroom: int | None,
     done_ids: frozenset[str],
+    cold: bool,
+    spawned_grader: Grader | bool | None,
 ) -> None:
     """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
     parent handles them and stops its workers), keep the shared progress array and the done
-    ids, and load the grader's lazy parts in a background thread.
+    ids.
 
-    The parent forks its workers before loading the LaTeX parser (~1 s): cases that need no
-    symbolic comparison (most of them) are graded at once, and the first results stream out
-    while each worker loads the parser alongside. A case that needs it waits for the load,
-    which does not count against its budget (`WARM_UP_GRACE`)."""
+    A `cold` worker was forked before the parent loaded the grader's symbolic part (sympy, the
+    LaTeX parser: ~1-2 s): most cases need none of it, so such workers grade from the first
+    second of a run, and a case that needs it stops the task (`ColdWorker`) instead of loading
+    it here; the parent loads it once and forks warm workers for the rest. A spawned worker
+    (`spawned_grader` is not False) shares nothing with the parent and loads it itself."""
     global _progress, _done_ids
     # The forking thread outlives the pool (pebble's calling and manager threads), so the
     # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
@@ -144,24 +141,13 @@ def _init_worker(
     _progress = progress
     _done_ids = done_ids
     _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    _warm.clear()
-    threading.Thread(
-        target=_warm_up_in_background, args=(grader,), name="rewardkit-warm-up", daemon=True
-    ).start()
-
-
-def _warm_up_in_background(grader: Grader | None) -> None:
-    """Load the grader's lazy parts; then restart the budget of the case being graded (its
-    clock must not include the load)."""
-    try:
-        warm_up(grader)
-    finally:
-        _warm.set()
-        slot = _running_slot
-        if slot >= 0 and _progress is not None and _progress[2 * slot] >= 0:
-            _progress[2 * slot + 1] = time.monotonic()
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if cold:
+        sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
+    elif spawned_grader is not False:
+        warm_up(spawned_grader)  # type: ignore[arg-type]
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan
@@ -181,18 +167,15 @@ def grade_chunk(
 
     Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
     only appends the returned lines and counts outcomes."""
-    global _running_slot
     progress = _progress
-    warm = _warm
     started = time.perf_counter()
+    COLD_GUARD.fired = False  # (it stopped the previous chunk, if it fired)
 
     def on_case(index: int) -> None:
-        now = time.monotonic()
-        progress[2 * slot + 1] = now if warm.is_set() else now + WARM_UP_GRACE
+        progress[2 * slot + 1] = time.monotonic()
         progress[2 * slot] = index
 
     watch = on_case if progress is not None else None
-    _running_slot = slot
     try:
         if line_settings is not None:
             line_grader = _line_graders.get(line_settings)
@@ -200,16 +183,21 @@ def grade_chunk(
                 line_grader = _line_graders[line_settings] = LineGrader(line_settings, _done_ids)
             batch = line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
         else:
-            results = []
+            results: list[CaseResult] = []
+            stopped_at = None
             for index, case in enumerate(chunk):
                 if watch is not None:
                     watch(index)
-                results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+                try:
+                    results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+                except ColdWorker:
+                    stopped_at = index
+                    break
             batch = batch_of(results, include_response=include_response)
+            batch.resume_at = stopped_at
         batch.busy_seconds = time.perf_counter() - started
         return batch
     finally:
-        _running_slot = -1
         if progress is not None:
             progress[2 * slot] = -1.0
 
@@ -328,7 +316,7 @@ class ProcessExecutor:
         self.done_ids = done_ids
         self.memory_headroom = memory_headroom
         self.sizer = sizer
-        self._parent_warm = False
+        self._pools: _Pools
 
     def _context(self) -> Any:
         """fork where it is safe: workers share the parent's imported grader copy-on-write.
@@ -354,7 +342,6 @@ class ProcessExecutor:
         A first SIGINT, SIGTERM or SIGHUP (when nobody else handles them) does the same, then
         raises `Interrupted`; a second one stops at once.
         """
-        import pebble
 
         context = self._context()
         if self.grader is None:
@@ -374,28 +361,6 @@ class ProcessExecutor:
             name="rewardkit-eval-feeder",
             daemon=True,
         )
-        pools: list[Any] = []
-
-        def pool() -> Any:
-            """The worker pool, started with the first task."""
-            if not pools:
-                pools.append(
-                    pebble.ProcessPool(
-                        max_workers=self.workers,
-                        max_tasks=self.max_tasks,
-                        initializer=_init_worker,
-                        initargs=(
-                            progress,
-                            self.grader,
-                            os.getpid(),
-                            self.memory_headroom,
-                            frozenset(self.done_ids),
-                        ),
-                        context=context,
-                    )
-                )
-            return pools[0]
-
         source_done = False
         interrupted = _InterruptFlag()
         drain_until: float | None = None
@@ -403,6 +368,7 @@ class ProcessExecutor:
         restore_polling = _poll_pebble_often()
         # (not when the caller froze objects already: unfreezing afterwards would undo theirs)
         forking = context.get_start_method() == "fork" and gc.get_freeze_count() == 0
+        pools = self._pools = _Pools(self, context, progress, freeze=forking)
         if forking:
             # Forked workers share the parent's memory copy-on-write; a garbage collection in
             # a worker would touch (and so copy) every object it inherited. Frozen objects are
@@ -418,10 +384,11 @@ class ProcessExecutor:
                     if interrupted.hurry or not running or time.monotonic() > drain_until:
                         raise Interrupted(interrupted.signals[0])
                 stopping = accounting.malformed is not None or drain_until is not None
+                backlog.extend((chunk, False) for chunk in pools.ready())
                 while backlog and free_slots and not stopping:
                     chunk, counts_for_room = backlog.popleft()
                     self._submit(
-                        pool(),
+                        pools.get(),
                         chunk,
                         free_slots.popleft(),
                         progress,
@@ -431,7 +398,13 @@ class ProcessExecutor:
                     )
                 if accounting.malformed is not None and not running:
                     break
-                if source_done and not running and not backlog and events.empty():
+                if (
+                    source_done
+                    and not running
+                    and not backlog
+                    and not pools.waiting
+                    and events.empty()
+                ):
                     break
                 try:
                     kind, payload = events.get(timeout=self.poll_interval)
@@ -463,9 +436,7 @@ class ProcessExecutor:
             stop.set()
             # Every task is done or abandoned here: stop, rather than close, which waits for
             # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
-            for started in pools:
-                started.stop()
-                started.join()
+            pools.stop()
             restore_polling()
             if forking:
                 gc.unfreeze()
@@ -547,6 +518,13 @@ class ProcessExecutor:
             rest.append((number + 1, b"\n".join(after)))
         return number, stuck, rest
 
+    def _rest_from(self, chunk: Chunk, index: int) -> Chunk:
+        """The cases of a chunk from progress `index` on."""
+        if isinstance(chunk, list):
+            return chunk[index:]
+        first, data = self._resolve(chunk)
+        return first + index, b"\n".join(data.split(b"\n")[index:])
+
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
         path = self.line_settings.path if self.line_settings is not None else ""
         return resolve_block(chunk, path)
@@ -595,7 +573,9 @@ class ProcessExecutor:
             return None
         except Exception as exc:
             return self._after_crash(job.chunk, index, describe_exit(exc), backlog, accounting)
-        if self.sizer is not None:
+        if batch.resume_at is not None:  # a cold worker met a case that needs a warm one
+            self._pools.needs_warm(self._rest_from(job.chunk, batch.resume_at))
+        elif self.sizer is not None:
             self.sizer.record(_chunk_bytes(job.chunk), batch.busy_seconds)
         if batch.error is not None and (
             accounting.malformed is None or batch.error[0] < accounting.malformed[0]
@@ -651,7 +631,6 @@ class ProcessExecutor:
             waited = now - started
             if waited <= self.kill_after:
                 continue
-            self._warm_parent()
             if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
                 continue
             job.abandoned = True
@@ -662,14 +641,100 @@ class ProcessExecutor:
             return None
         return batch_of(timed_out, include_response=self.include_response)
 
-    def _warm_parent(self) -> None:
-        """Before the first kill: load the grader's lazy parts here, so that the worker forked
-        to replace a killed one starts warm (each cold one spends ~1 s loading them)."""
-        if self._parent_warm:
-            return
-        self._parent_warm = True
-        with _forks_held():
-            warm_up(self.grader)
+
+class _Pools:
+    """The worker pools of one run. The first is forked as soon as there is a task: before the
+    grader's symbolic part is loaded, if it is not yet (cold workers grade most cases without
+    it). The first case that needs it sends the rest of its task here (`needs_warm`); the parent
+    then loads it once, in a background thread, and the next pool is forked from the warm
+    parent; the cold one takes no new task."""
+
+    def __init__(
+        self, executor: ProcessExecutor, context: Any, progress: Any, *, freeze: bool
+    ) -> None:
+        self.executor = executor
+        self.freeze = freeze
+        self.context = context
+        self.progress = progress
+        self.started: list[Any] = []
+        self.current: Any = None
+        self.current_is_cold = False
+        self.bounced: deque[Chunk] = deque()
+        self.warm = threading.Event()
+        self.warming: threading.Thread | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """Chunks wait for the warm pool."""
+        return bool(self.bounced)
+
+    def get(self) -> Any:
+        """The pool new tasks go to (started on first use)."""
+        if self.current is None:
+            self.current = self._start()
+        return self.current
+
+    def _start(self) -> Any:
+        import pebble
+
+        executor = self.executor
+        forked = self.context.get_start_method() == "fork"
+        # (after a warm-up, never cold again: if the part failed to load here, workers try)
+        cold = forked and SYMBOLIC_MODULE not in sys.modules and not self.warm.is_set()
+        if self.freeze and self.started:
+            gc.freeze()  # what the warm-up loaded, shared with the new workers too
+        pool = pebble.ProcessPool(
+            max_workers=executor.workers,
+            max_tasks=executor.max_tasks,
+            initializer=_init_worker,
+            initargs=(
+                self.progress,
+                os.getpid(),
+                executor.memory_headroom,
+                frozenset(executor.done_ids),
+                cold,
+                False if forked else executor.grader,
+            ),
+            context=self.context,
+        )
+        self.started.append(pool)
+        self.current_is_cold = cold
+        return pool
+
+    def needs_warm(self, chunk: Chunk) -> None:
+        """A cold worker stopped at a case that needs the symbolic part: keep the rest of its
+        task for a warm worker, and load the part here (once, in the background)."""
+        self.bounced.append(chunk)
+        if self.warming is None:
+            self.warming = threading.Thread(
+                target=self._warm_up, name="rewardkit-eval-warm-up", daemon=True
+            )
+            self.warming.start()
+
+    def _warm_up(self) -> None:
+        try:
+            with _forks_held():  # no fork mid-import (pebble replaces workers from its thread)
+                warm_up(self.executor.grader)
+        finally:
+            self.warm.set()
+
+    def ready(self) -> list[Chunk]:
+        """The chunks a warm pool can take now: once the parent is warm, the cold pool takes
+        no new task and the next `get` forks a warm one."""
+        if not self.bounced or not self.warm.is_set():
+            return []
+        if self.current is not None and self.current_is_cold:
+            self.current.close()  # its running tasks finish; it starts no new one
+            self.current = None
+        chunks = list(self.bounced)
+        self.bounced.clear()
+        return chunks
+
+    def stop(self) -> None:
+        """Stop every pool (every task is done or abandoned)."""
+        for pool in self.started:
+            pool.stop()
+            pool.join()
 
 
 def _chunk_bytes(chunk: Chunk) -> int:

@@ -24,7 +24,9 @@ DEV_FULL = Path("/dev/full")
 
 
 def write_cases(path: Path, count: int, *, start: int = 0) -> Path:
-    path.write_bytes(b"".join(ordinary_line(f"c{i}", i) + b"\n" for i in range(start, start + count)))
+    path.write_bytes(
+        b"".join(ordinary_line(f"c{i}", i) + b"\n" for i in range(start, start + count))
+    )
     return path
 
 
