@@ -66,6 +66,14 @@ def lsp_extra_missing() -> bool:
     return False
 
 
+def _missing_extra() -> int:
+    """Say in one line that the ``lsp`` extra is needed; exit status 2."""
+    from rewardkit.cli import LSP_EXTRA_MISSING
+
+    print(LSP_EXTRA_MISSING, file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
     """Run the server until the client exits; return the process exit status.
 
@@ -82,8 +90,7 @@ def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
         print(f"rewardkit-lsp {rewardkit_version()}")
         return 0
     if lsp_extra_missing():
-        print(MISSING_EXTRA, file=sys.stderr)
-        return 2
+        return _missing_extra()
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -95,8 +102,7 @@ def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
         from rewardkit_lsp.server import create_server
     except ImportError:
         worker.close()
-        print(MISSING_EXTRA, file=sys.stderr)
-        return 2
+        return _missing_extra()
     server = create_server(worker)
     if args.tcp is not None:
         host, port = args.tcp

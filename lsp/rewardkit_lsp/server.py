@@ -72,6 +72,8 @@ class OpenDocument:
     checked: CheckResult | None = None
     analysing: asyncio.Task[CheckResult | None] | None = None
     """The analysis in flight, awaited by everyone who needs a result meanwhile."""
+    crashed_version: int | None = None
+    """A version whose analysis killed the analysis process: not analysed again (it would again)."""
 
 
 def _reason(error: BaseException) -> str:
@@ -443,6 +445,8 @@ class RewardkitLanguageServer(LanguageServer):
             cached = document.checked
             if cached is not None and (cached.version, cached.generation) == (version, generation):
                 return cached
+            if document.crashed_version is not None and document.crashed_version == version:
+                return None
             task = document.analysing
             if task is None or task.done():
                 task = asyncio.ensure_future(
@@ -468,8 +472,15 @@ class RewardkitLanguageServer(LanguageServer):
                 settings=self.settings_for(document.uri),
                 generation=generation,
             )
-        except WorkerGone:
-            return None  # a new analysis process re-checks every document
+        except WorkerGone as gone:
+            if gone.culprit:
+                document.crashed_version = version
+                self.log(
+                    f"checking {document.uri} (version {version}) stopped the analysis process: "
+                    "it is checked again once it changes",
+                    types.MessageType.Error,
+                )
+            return None  # a new analysis process re-checks every other document
         for message in reply["logs"]:
             self.log(message)
         if reply["config_changed"]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 from collections.abc import Callable
 from typing import IO, Any
@@ -20,6 +21,16 @@ Deliver = Callable[[list[Any | FrameProblem]], None]
 CHUNK_BYTES = 1 << 16
 
 
+def _raw_reader(stream: IO[bytes]) -> Callable[[int], bytes]:
+    """Unbuffered reads of the stream's file descriptor when it has one: a daemon thread blocked
+    in a buffered read aborts the interpreter at exit (it holds the buffer's lock)."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return getattr(stream, "read1", stream.read)
+    return lambda size: os.read(descriptor, size)
+
+
 def start_stdio_reader(
     stream: IO[bytes], loop: asyncio.AbstractEventLoop, deliver: Deliver, on_end: Callable[[], None]
 ) -> threading.Thread:
@@ -27,7 +38,7 @@ def start_stdio_reader(
 
     def run() -> None:
         parser = FrameParser()
-        read = getattr(stream, "read1", stream.read)
+        read = _raw_reader(stream)
         while True:
             try:
                 data = read(CHUNK_BYTES)

@@ -32,6 +32,11 @@ RESTARTS_PER_MINUTE = 5
 class WorkerGone(RuntimeError):
     """The analysis process died (or could not start) while a request was pending."""
 
+    def __init__(self, message: str, *, culprit: bool = False) -> None:
+        super().__init__(message)
+        self.culprit = culprit
+        """True for the request it was answering when it died (requests are answered in order)."""
+
 
 class WorkerError(RuntimeError):
     """The analysis process raised while answering; the message holds its traceback."""
@@ -138,9 +143,12 @@ class WorkerClient:
         if generation != self._generation or self._closing:
             return
         pending, self._pending = self._pending, {}
-        for future in pending.values():
+        for request_id, future in sorted(pending.items()):
             if not future.done():
-                future.set_exception(WorkerGone(f"the analysis process exited (status {code})"))
+                culprit = request_id == min(pending)
+                future.set_exception(
+                    WorkerGone(f"the analysis process exited (status {code})", culprit=culprit)
+                )
         now = time.monotonic()
         self._deaths = [t for t in self._deaths if now - t < 60] + [now]
         if len(self._deaths) > RESTARTS_PER_MINUTE:

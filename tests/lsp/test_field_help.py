@@ -23,9 +23,7 @@ def test_env_of_an_env_cls_reward_is_explained_and_offered() -> None:
     assert "an instance of the decorator's `env_cls`" in hover_text(*found, CONFIG)
     answer = parameter_at((reward,), 5, line.index("answer"))
     assert answer is not None
-    assert "declared in the editor settings (rewardkit.taskFields)" in hover_text(
-        *answer, CONFIG
-    )
+    assert "declared in the editor settings (rewardkit.taskFields)" in hover_text(*answer, CONFIG)
     labels = [item["label"] for item in field_completions(reward, CONFIG, 5, line.index(" env"))]
     assert "env" not in labels  # already declared
     assert {"trajectory", "context", "id"} <= set(labels)
