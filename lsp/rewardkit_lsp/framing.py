@@ -101,6 +101,9 @@ def _decode_json(body: bytes) -> tuple[Any, int] | None:
         value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
+    rest = len(text) - end
+    if not text[end:].strip(" \t\r\n"):  # only JSON whitespace after it: no bytes to count
+        return value, len(body) - rest
     return value, len(text[:end].encode("utf-8"))
 
 

@@ -33,7 +33,7 @@ from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
 from rewardkit_lsp.framing import FrameProblem
 from rewardkit_lsp.settings import SECTION, ServerSettings, merge_settings
-from rewardkit_lsp.transport import read_stream, start_stdio_reader
+from rewardkit_lsp.transport import read_stdio, read_stream
 from rewardkit_lsp.version import rewardkit_version
 from rewardkit_lsp.worker_client import WorkerClient, WorkerError, WorkerGone
 
@@ -234,9 +234,7 @@ class RewardkitLanguageServer(LanguageServer):
 
         async def serve() -> None:
             ended = asyncio.Event()
-            start_stdio_reader(
-                reader, asyncio.get_running_loop(), self.rk_protocol.receive, ended.set
-            )
+            await read_stdio(reader, self.rk_protocol.receive, ended.set)
             await ended.wait()
 
         return self._run(serve)
@@ -263,7 +261,7 @@ class RewardkitLanguageServer(LanguageServer):
     def _run(self, serve: Callable[[], Any]) -> int:
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
-            self.worker.start(self._loop)
+            await self.worker.start()
             await serve()
 
         status = 0 if self.protocol._shutdown else 1

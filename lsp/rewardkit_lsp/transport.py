@@ -1,8 +1,9 @@
 """Reading the client's byte stream (stdio or a socket) with :class:`~rewardkit_lsp.framing.FrameParser`.
 
 pygls reads each header line and each body through its thread pool and gives up on malformed
-frames; here one thread (stdio) or one task (TCP) feeds raw chunks to the parser and hands every
-complete message, or problem, to the event loop in one call.
+frames; here the event loop reads stdin itself where it can (POSIX pipes, sockets, terminals:
+no thread hand-over on the edit path), else one thread does, and feeds raw chunks to the parser,
+handing every complete message, or problem, to the server in one call.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
+import sys
 import threading
 from collections.abc import Callable
 from typing import IO, Any
@@ -21,24 +24,64 @@ Deliver = Callable[[list[Any | FrameProblem]], None]
 CHUNK_BYTES = 1 << 16
 
 
-def _raw_reader(stream: IO[bytes]) -> Callable[[int], bytes]:
-    """Unbuffered reads of the stream's file descriptor when it has one: a daemon thread blocked
-    in a buffered read aborts the interpreter at exit (it holds the buffer's lock)."""
+class _FrameProtocol(asyncio.Protocol):
+    """An asyncio protocol feeding the frame parser."""
+
+    def __init__(self, deliver: Deliver, on_end: Callable[[], None]) -> None:
+        self.parser = FrameParser()
+        self.deliver = deliver
+        self.on_end = on_end
+
+    def data_received(self, data: bytes) -> None:
+        items = self.parser.feed(data)
+        if items:
+            self.deliver(items)
+
+    def eof_received(self) -> bool:
+        self.on_end()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.on_end()
+
+
+def _loop_can_read(stream: IO[bytes]) -> bool:
+    """Whether the event loop can read ``stream`` directly: a POSIX pipe, socket or terminal that
+    is not also stdout (making it non-blocking would make stdout's writes non-blocking too)."""
+    if os.name != "posix":
+        return False
+    try:
+        status = os.fstat(stream.fileno())
+        if stat.S_ISREG(status.st_mode):
+            return False
+        return not os.path.samestat(status, os.fstat(sys.stdout.fileno()))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+async def read_stdio(stream: IO[bytes], deliver: Deliver, on_end: Callable[[], None]) -> None:
+    """Start reading ``stream``: on the event loop when possible, else on a daemon thread."""
+    loop = asyncio.get_running_loop()
+    if _loop_can_read(stream):
+        with contextlib.suppress(ValueError, OSError):
+            await loop.connect_read_pipe(lambda: _FrameProtocol(deliver, on_end), stream)
+            return
+    _start_reader_thread(stream, loop, deliver, on_end)
+
+
+def _start_reader_thread(
+    stream: IO[bytes], loop: asyncio.AbstractEventLoop, deliver: Deliver, on_end: Callable[[], None]
+) -> None:
     try:
         descriptor = stream.fileno()
+        read: Callable[[int], bytes] = lambda size: os.read(descriptor, size)  # noqa: E731
     except (AttributeError, OSError, ValueError):
-        return getattr(stream, "read1", stream.read)
-    return lambda size: os.read(descriptor, size)
-
-
-def start_stdio_reader(
-    stream: IO[bytes], loop: asyncio.AbstractEventLoop, deliver: Deliver, on_end: Callable[[], None]
-) -> threading.Thread:
-    """Read ``stream`` on a daemon thread; call ``deliver`` and, at its end, ``on_end`` on ``loop``."""
+        # (Unbuffered reads of the descriptor otherwise: a daemon thread blocked in a buffered
+        # read aborts the interpreter at exit, as it holds the buffer's lock.)
+        read = getattr(stream, "read1", stream.read)
 
     def run() -> None:
         parser = FrameParser()
-        read = _raw_reader(stream)
         while True:
             try:
                 data = read(CHUNK_BYTES)
@@ -52,9 +95,7 @@ def start_stdio_reader(
         with contextlib.suppress(RuntimeError):  # the loop already closed (the server exited)
             loop.call_soon_threadsafe(on_end)
 
-    thread = threading.Thread(target=run, name="rewardkit-stdin", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=run, name="rewardkit-stdin", daemon=True).start()
 
 
 async def read_stream(reader: asyncio.StreamReader, deliver: Deliver) -> None:

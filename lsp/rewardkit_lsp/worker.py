@@ -14,15 +14,18 @@ process reads the workspace's files (RK401 across files) and collects garbage wh
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
+import select
 import sys
 import threading
 import traceback
 from typing import IO, Any
 
 from rewardkit_lsp import memory
-from rewardkit_lsp.ipc import read_message, write_message
+from rewardkit_lsp.analysis import AnalysisService
+from rewardkit_lsp.ipc import MessageBuffer, encode_message, read_message
 
 IDLE_SECONDS = 1.0
 """Without a request for this long, the process collects garbage."""
@@ -37,14 +40,53 @@ def warm_up(final_response: str, answr: str) -> dict:
 """A module for a first analysis at start-up: the engine's lazy set-up happens before any edit."""
 
 
-def _read_requests(stream: IO[bytes], requests: queue.SimpleQueue[Any]) -> None:
-    """Feed requests to the main thread; exit the process at once when the server is gone."""
-    try:
-        while True:
-            requests.put(read_message(stream))
-    except (EOFError, OSError, ValueError):
-        pass
-    os._exit(0)
+class _Ended(Exception):
+    """The protocol process closed the pipe: the server is gone."""
+
+
+class _SelectRequests:
+    """Requests read in this thread, waiting with ``select`` (POSIX pipes)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._descriptor = stream.fileno()
+        self._buffer = MessageBuffer()
+        self._ready: collections.deque[Any] = collections.deque()
+
+    def get(self, timeout: float | None) -> Any:
+        """The next request; ``None`` after ``timeout`` seconds without one."""
+        while not self._ready:
+            readable, _, _ = select.select([self._descriptor], [], [], timeout)
+            if not readable:
+                return None
+            data = os.read(self._descriptor, 1 << 20)
+            if not data:
+                raise _Ended
+            self._ready.extend(self._buffer.feed(data))
+        return self._ready.popleft()
+
+
+class _ThreadRequests:
+    """Requests read by a thread (where pipes cannot be waited on with ``select``)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        try:
+            while True:
+                self._queue.put(read_message(stream))
+        except (EOFError, OSError, ValueError):
+            self._queue.put(_Ended)
+
+    def get(self, timeout: float | None) -> Any:
+        try:
+            request = self._queue.get(timeout=timeout) if timeout != 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return None
+        if request is _Ended:
+            raise _Ended
+        return request
 
 
 def _warm_up() -> None:
@@ -56,27 +98,25 @@ def _warm_up() -> None:
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """Answer requests until the protocol process closes the pipe."""
-    from rewardkit_lsp.analysis import AnalysisService
-
-    lock = threading.Lock()
+    descriptor = stdout.fileno()
 
     def send(message: Any) -> None:
-        with lock:
-            write_message(stdout, message)
+        data = encode_message(message)
+        while data:
+            data = data[os.write(descriptor, data) :]
 
     service = AnalysisService(lambda kind, payload: send((None, kind, payload)))
     _warm_up()
     memory.freeze()
-    requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    threading.Thread(
-        target=_read_requests, args=(stdin, requests), name="rewardkit-requests", daemon=True
-    ).start()
+    requests = _SelectRequests(stdin) if os.name == "posix" else _ThreadRequests(stdin)
     collected = True
     while True:
+        timeout = 0 if service.has_background_work else None if collected else IDLE_SECONDS
         try:
-            timeout = 0 if service.has_background_work else None if collected else IDLE_SECONDS
-            request = requests.get(timeout=timeout) if timeout != 0 else requests.get_nowait()
-        except queue.Empty:
+            request = requests.get(timeout)
+        except _Ended:
+            return 0
+        if request is None:
             if service.has_background_work:
                 service.background_step()
             else:

@@ -1,9 +1,10 @@
 """The protocol process's side of the analysis process: start it early, talk to it, restart it.
 
-Requests are written by a thread (a large document never blocks the event loop on a full pipe)
-and answers are read by another, then handed to the event loop. If the analysis process dies
-(a crash in a native parser, a kill), pending requests fail with :class:`WorkerGone`, a new one
-is started, and the server re-checks its documents in it.
+On POSIX the event loop reads and writes the pipes itself (asyncio pipe transports: no thread
+hand-over on the edit path, and a large document never blocks the loop on a full pipe);
+elsewhere a writer thread and a reader thread do. If the analysis process dies (a crash in a
+native parser, a kill), pending requests fail with :class:`WorkerGone`, a new one is started,
+and the server re-checks its documents in it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import queue
 import subprocess
 import sys
@@ -20,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rewardkit_lsp.ipc import read_message, write_message
+from rewardkit_lsp.ipc import MessageBuffer, encode_message, read_message
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +49,22 @@ def spawn(command: Sequence[str] = WORKER_COMMAND) -> subprocess.Popen[bytes]:
     return subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
 
+class _Answers(asyncio.Protocol):
+    """The analysis process's stdout, read by the event loop."""
+
+    def __init__(self, client: WorkerClient, generation: int) -> None:
+        self.client = client
+        self.generation = generation
+        self.buffer = MessageBuffer()
+
+    def data_received(self, data: bytes) -> None:
+        for message in self.buffer.feed(data):
+            self.client._deliver(message)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client._ended(self.generation)
+
+
 class WorkerClient:
     """Requests to the analysis process as awaitables; unsolicited messages to ``on_notify``."""
 
@@ -62,29 +80,42 @@ class WorkerClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
-        self._outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._write: Callable[[bytes], None] | None = None
+        self._backlog: list[bytes] = []
+        """Requests made before the pipes were connected."""
         self._deaths: list[float] = []
         self._closing = False
         self._generation = 0
 
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Adopt the process started early (or start one) and begin reading and writing."""
-        self._loop = loop
+    async def start(self) -> None:
+        """Adopt the process started early (or start one) and connect its pipes to the loop."""
+        self._loop = asyncio.get_running_loop()
         if self._process is None:
             self._process = spawn(self.command)
-        self._begin(self._process)
+        await self._connect(self._process)
 
-    def _begin(self, process: subprocess.Popen[bytes]) -> None:
+    async def _connect(self, process: subprocess.Popen[bytes]) -> None:
+        loop = self._loop
+        assert loop is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         self._generation += 1
         generation = self._generation
-        outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._outbox = outbox
-        threading.Thread(
-            target=self._write, args=(process, outbox), name="rewardkit-worker-out", daemon=True
-        ).start()
-        threading.Thread(
-            target=self._read, args=(process, generation), name="rewardkit-worker-in", daemon=True
-        ).start()
+        if os.name == "posix":
+            transport, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, process.stdin)
+            await loop.connect_read_pipe(lambda: _Answers(self, generation), process.stdout)
+            write: Callable[[bytes], None] = transport.write  # type: ignore[attr-defined]
+        else:
+            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+            threading.Thread(target=self._writer, args=(process, outbox), daemon=True).start()
+            threading.Thread(target=self._reader, args=(process, generation), daemon=True).start()
+            write = outbox.put
+        if generation != self._generation:
+            return
+        self._write = write
+        backlog, self._backlog = self._backlog, []
+        for data in backlog:
+            write(data)
 
     def request(self, kind: str, **payload: Any) -> asyncio.Future[Any]:
         """Send a request; the future resolves with the answer (or fails, see the module doc)."""
@@ -96,21 +127,29 @@ class WorkerClient:
         request_id = next(self._ids)
         self._pending[request_id] = future
         future.add_done_callback(lambda _: self._pending.pop(request_id, None))
-        self._outbox.put((request_id, kind, payload))
+        data = encode_message((request_id, kind, payload))
+        if self._write is None:
+            self._backlog.append(data)
+        else:
+            self._write(data)
         return future
 
-    def _write(self, process: subprocess.Popen[bytes], outbox: queue.SimpleQueue[Any]) -> None:
+    # -- threads (where the loop cannot wait on pipes) --------------------------------------
+
+    def _writer(
+        self, process: subprocess.Popen[bytes], outbox: queue.SimpleQueue[bytes | None]
+    ) -> None:
         assert process.stdin is not None
         try:
-            while (message := outbox.get()) is not None:
-                write_message(process.stdin, message)
+            while (data := outbox.get()) is not None:
+                process.stdin.write(data)
         except (OSError, ValueError):
             pass  # the reader sees the process end and reports it
         finally:
             with contextlib.suppress(OSError):
                 process.stdin.close()
 
-    def _read(self, process: subprocess.Popen[bytes], generation: int) -> None:
+    def _reader(self, process: subprocess.Popen[bytes], generation: int) -> None:
         assert process.stdout is not None
         assert self._loop is not None
         try:
@@ -119,12 +158,10 @@ class WorkerClient:
                 self._loop.call_soon_threadsafe(self._deliver, message)
         except (EOFError, OSError, ValueError):
             pass
-        except Exception:  # an answer that cannot be unpickled: treat the process as broken
-            logger.exception("unreadable answer from the analysis process")
-            process.kill()
-        code = process.wait()
         with contextlib.suppress(RuntimeError):  # the event loop is closed: the server is exiting
-            self._loop.call_soon_threadsafe(self._died, generation, code)
+            self._loop.call_soon_threadsafe(self._ended, generation)
+
+    # -- answers and deaths -------------------------------------------------------------------
 
     def _deliver(self, message: tuple[int | None, str, Any]) -> None:
         request_id, status, result = message
@@ -139,15 +176,26 @@ class WorkerClient:
         else:
             future.set_exception(WorkerError(result))
 
-    def _died(self, generation: int, code: int | None) -> None:
-        if generation != self._generation or self._closing:
+    def _ended(self, generation: int) -> None:
+        """The analysis process's output ended: it is gone (or going)."""
+        if generation != self._generation or self._closing or self._loop is None:
             return
+        self._generation += 1  # whatever else reports this death is ignored
+        self._write = None
+        process = self._process
+        code = process.poll() if process is not None else None
+        if process is not None and code is None:
+            process.kill()
+            code = process.wait()
         pending, self._pending = self._pending, {}
-        for request_id, future in sorted(pending.items()):
+        first = min(pending, default=None)
+        for request_id, future in pending.items():
             if not future.done():
-                culprit = request_id == min(pending)
                 future.set_exception(
-                    WorkerGone(f"the analysis process exited (status {code})", culprit=culprit)
+                    WorkerGone(
+                        f"the analysis process exited (status {code})",
+                        culprit=request_id == first,
+                    )
                 )
         now = time.monotonic()
         self._deaths = [t for t in self._deaths if now - t < 60] + [now]
@@ -164,18 +212,18 @@ class WorkerClient:
             self._process = None
             self.on_restart(f"cannot start the analysis process: {error}")
             return
-        self._begin(self._process)
+        self._loop.create_task(self._connect(self._process))
         self.on_restart(f"the analysis process exited (status {code}); started a new one")
 
     def close(self, timeout: float = 2.0) -> None:
         """Stop the analysis process (closing its stdin ends it; killed if it lingers)."""
         self._closing = True
         process = self._process
-        self._outbox.put(None)
         if process is None:
             return
-        if self._loop is None and process.stdin is not None:  # never started: no writer thread
-            process.stdin.close()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
