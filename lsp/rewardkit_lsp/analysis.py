@@ -33,6 +33,7 @@ from rewardkit_lsp.field_help import (
 from rewardkit_lsp.positions import LineIndex
 from rewardkit_lsp.project_config import ProjectConfigs, with_editor_task_fields
 from rewardkit_lsp.settings import SECTION, ServerSettings
+from rewardkit_lsp.text_edit import Replacement
 from rewardkit_lsp.workspace_index import WorkspaceRewards, WorkspaceScan, included, normal_path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -89,6 +90,8 @@ class DocumentState:
     """Its normalised path when it takes part in RK401 across files (a checked workspace file)."""
     names: frozenset[str] = frozenset()
     """Its reward names at the latest analysis (casefolded)."""
+    received: tuple[int | None, str] | None = None
+    """The latest version the protocol process sent, and its text (the base of the next edit)."""
 
     @property
     def is_python(self) -> bool:
@@ -175,14 +178,22 @@ class AnalysisService:
         path: str | None,
         language_id: str,
         version: int | None,
-        text: str,
         settings: ServerSettings,
         generation: int,
+        text: str | None = None,
+        edit: tuple[int | None, Replacement] | None = None,
     ) -> dict[str, Any]:
+        """Check one version, given in full (``text``) or as an ``edit`` of the version last sent."""
         document = self.documents.get(uri)
         if document is None:
             document = self.documents[uri] = DocumentState(uri, path, language_id)
             document.workspace_path = self._workspace_path(document)
+        if text is None:
+            base_version, replacement = edit  # type: ignore[misc]
+            if document.received is None or document.received[0] != base_version:
+                return {"stale": True}  # the protocol process sends the whole text instead
+            text = replacement.apply(document.received[1])
+        document.received = (version, text)
         logs: list[str] = []
         changed = self.configs.refresh()
         if changed:
@@ -198,6 +209,7 @@ class AnalysisService:
             checked = self._check(document, version, text, settings, generation, logs)
         related = self._update_workspace(document)
         return {
+            "stale": False,
             "version": version,
             "generation": generation,
             "diagnostics": checked.lsp,

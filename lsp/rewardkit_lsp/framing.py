@@ -35,6 +35,9 @@ _HEADER = re.compile(
     rb"\r?\n",
     re.IGNORECASE,
 )
+_LENGTH_NAMES = (b"Content-Length", b"content-length")
+"""Spellings found with ``bytes.find`` (C speed over a large body); any other case is found by
+:data:`_LENGTH_MENTION`, only when a header line is all there is to search."""
 _LENGTH_MENTION = re.compile(rb"content-length", re.IGNORECASE)
 _LENGTH_LINE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,20}[ \t]*\r?\n", re.IGNORECASE)
 _HEADER_LINES = re.compile(rb"\s*(?:" + _HEADER_LINE + rb")*")
@@ -58,6 +61,38 @@ def _block_start(buffer: bytearray, at: int) -> int:
     return begin
 
 
+class _LengthNames:
+    """Successive places where ``Content-Length`` (any case) begins, from a start offset.
+
+    The usual spellings are found with ``bytes.find`` (C speed over a large body); other cases
+    are searched for in the first 4 KiB only (where a header follows garbage or a short body).
+    """
+
+    def __init__(self, buffer: bytearray, start: int) -> None:
+        self.buffer = buffer
+        self.window_end = start + 4096
+        self.next = [buffer.find(name, start) for name in _LENGTH_NAMES]
+        self.next.append(self._other_case(start))
+
+    def _other_case(self, start: int) -> int:
+        mention = _LENGTH_MENTION.search(self.buffer, start, self.window_end)
+        return mention.start() if mention is not None else -1
+
+    def first(self) -> int:
+        found = [at for at in self.next if at >= 0]
+        return min(found) if found else -1
+
+    def skip(self, at: int) -> None:
+        """Look past ``at`` (it was not a header)."""
+        for index, position in enumerate(self.next):
+            if position == at:
+                self.next[index] = (
+                    self.buffer.find(_LENGTH_NAMES[index], at + 1)
+                    if index < len(_LENGTH_NAMES)
+                    else self._other_case(at + 1)
+                )
+
+
 def find_header(buffer: bytearray, start: int = 0) -> tuple[re.Match[bytes] | None, int | None]:
     """The first complete header block from ``start``, or where an incomplete one may be arriving.
 
@@ -65,14 +100,13 @@ def find_header(buffer: bytearray, start: int = 0) -> tuple[re.Match[bytes] | No
     still incomplete, or ``(None, None)``. Only a literal ``Content-Length`` is searched for, then
     the header is matched at that place: garbage costs linear time.
     """
-    position = start
+    names = _LengthNames(buffer, start)
     while True:
-        mention = _LENGTH_MENTION.search(buffer, position)
-        if mention is None:
+        at = names.first()
+        if at < 0:
             return None, None
-        at = mention.start()
         if _LENGTH_LINE.match(buffer, at) is None and len(buffer) - at > 64:
-            position = at + 1  # not a header line (text about headers, say)
+            names.skip(at)  # not a header line (text about headers, say)
             continue
         begin = _block_start(buffer, at)
         match = _HEADER.match(buffer, begin)
@@ -82,7 +116,7 @@ def find_header(buffer: bytearray, start: int = 0) -> tuple[re.Match[bytes] | No
         ended = buffer.find(b"\n\n", at, window) >= 0 or buffer.find(b"\r\n\r\n", at, window) >= 0
         if not ended and len(buffer) < window:
             return None, begin
-        position = at + 1
+        names.skip(at)
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,12 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 from pygls.uris import to_fs_path
 
 from rewardkit_lsp import memory
+from rewardkit_lsp.capabilities import structure_capabilities
 from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
 from rewardkit_lsp.framing import FrameProblem
 from rewardkit_lsp.settings import SECTION, ServerSettings, merge_settings
+from rewardkit_lsp.text_edit import replacement
 from rewardkit_lsp.transport import read_stdio, read_stream
 from rewardkit_lsp.version import rewardkit_version
 from rewardkit_lsp.worker_client import WorkerClient, WorkerError, WorkerGone
@@ -74,6 +76,8 @@ class OpenDocument:
     """The analysis in flight, awaited by everyone who needs a result meanwhile."""
     crashed_version: int | None = None
     """A version whose analysis killed the analysis process: not analysed again (it would again)."""
+    sent: tuple[int, int | None, str] | None = None
+    """(analysis process's epoch, version, text) last sent: later versions go as edits of it."""
 
 
 def _reason(error: BaseException) -> str:
@@ -459,17 +463,25 @@ class RewardkitLanguageServer(LanguageServer):
     async def _analyse(
         self, document: OpenDocument, version: int | None, text: str, generation: int
     ) -> CheckResult | None:
+        request = functools.partial(
+            self.worker.request,
+            "analyze",
+            uri=document.uri,
+            path=document.path,
+            language_id=document.language_id,
+            version=version,
+            settings=self.settings_for(document.uri),
+            generation=generation,
+        )
+        sent, epoch = document.sent, self.worker.epoch
+        document.sent = (epoch, version, text)
         try:
-            reply = await self.worker.request(
-                "analyze",
-                uri=document.uri,
-                path=document.path,
-                language_id=document.language_id,
-                version=version,
-                text=text,
-                settings=self.settings_for(document.uri),
-                generation=generation,
-            )
+            if sent is not None and sent[0] == epoch:
+                reply = await request(edit=(sent[1], replacement(sent[2], text)))
+                if reply["stale"]:
+                    reply = await request(text=text)
+            else:
+                reply = await request(text=text)
         except WorkerGone as gone:
             if gone.culprit:
                 document.crashed_version = version
@@ -817,6 +829,9 @@ def shutdown(ls: RewardkitLanguageServer, params: None) -> None:
 def create_server(worker: WorkerClient | None = None) -> RewardkitLanguageServer:
     """A new server with every handler registered (one per process; tests start processes)."""
     server = RewardkitLanguageServer(worker)
+    server.protocol._converter.register_structure_hook(
+        types.ClientCapabilities, structure_capabilities
+    )
     features: list[tuple[str, Callable[..., Any], Any]] = [
         (types.INITIALIZE, initialize, None),
         (types.INITIALIZED, initialized, None),

@@ -20,6 +20,7 @@ import queue
 import select
 import sys
 import threading
+import time
 import traceback
 from typing import IO, Any
 
@@ -27,8 +28,9 @@ from rewardkit_lsp import memory
 from rewardkit_lsp.analysis import AnalysisService
 from rewardkit_lsp.ipc import MessageBuffer, encode_message, read_message
 
-IDLE_SECONDS = 1.0
-"""Without a request for this long, the process collects garbage."""
+IDLE_SECONDS = 0.5
+"""Without a request for this long, the process reads the workspace's files (one per step, so a
+request waits for one file at most), then collects garbage. Open documents come first."""
 
 WARM_UP = """from rewardkit import reward
 
@@ -110,13 +112,18 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     memory.freeze()
     requests = _SelectRequests(stdin) if os.name == "posix" else _ThreadRequests(stdin)
     collected = True
+    last_request = time.monotonic()
     while True:
-        timeout = 0 if service.has_background_work else None if collected else IDLE_SECONDS
+        idle_at = last_request + IDLE_SECONDS
+        if service.has_background_work:
+            timeout: float | None = max(0.0, idle_at - time.monotonic())
+        else:
+            timeout = None if collected else max(0.0, idle_at - time.monotonic())
         try:
             request = requests.get(timeout)
         except _Ended:
             return 0
-        if request is None:
+        if request is None:  # idle: background work, one step at a time, then a collection
             if service.has_background_work:
                 service.background_step()
             else:
@@ -131,6 +138,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             reply = (request_id, "error", traceback.format_exc())
         send(reply)
         memory.freeze()
+        last_request = time.monotonic()
 
 
 def main() -> int:

@@ -122,6 +122,9 @@ class WorkspaceRewards:
             None if analysis is None else file_rewards(self.display(path), analysis),
         )
 
+    def is_live(self, path: str) -> bool:
+        return path in self._live
+
     def disk_paths(self) -> set[str]:
         return set(self._disk)
 
@@ -222,6 +225,8 @@ class WorkspaceScan:
         if now is None or not included(path, root, self.configs):
             self._seen.pop(path, None)
             self.rewards.set_disk(path, None)
+        elif self.rewards.is_live(path):
+            self._seen.pop(path, None)  # open: its live text counts; read from disk once closed
         else:
             self._seen[path] = now
             analysis = read_rewards(path, self.rewards.display(path), self.configs)
