@@ -107,6 +107,28 @@ PARSE_FLOOR = (
     "libcst.parse_module(source)\n"
     "print(time.perf_counter() - started)\n"
 )
+ENGINE_ALONE = (
+    "import json, statistics, sys, time\n"
+    "sys.path.insert(0, sys.argv[2])\n"
+    "from lsp_latency import edited\n"
+    "from rewardkit.checks import ModuleAnalyzer, load_config\n"
+    "path, edits = sys.argv[1], int(sys.argv[3])\n"
+    "config = load_config(path)\n"
+    "text = open(path, encoding='utf-8').read()\n"
+    "ModuleAnalyzer().analyze('from rewardkit import reward\\n', path, config)\n"
+    "analyzer = ModuleAnalyzer()\n"
+    "started = time.perf_counter()\n"
+    "analyzer.analyze(text, path, config)\n"
+    "first = time.perf_counter() - started\n"
+    "times = []\n"
+    "for step in range(1, edits + 1):\n"
+    "    text = edited(text, step, 50)\n"
+    "    started = time.perf_counter()\n"
+    "    analyzer.analyze(text, path, config)\n"
+    "    times.append(time.perf_counter() - started)\n"
+    "print(json.dumps([first, times]))\n"
+)
+"""The engine alone (``ModuleAnalyzer``, in a fresh process): what any server built on it pays."""
 WAIT = 120.0
 """Seconds to wait for any one answer before giving up (a hang guard)."""
 
@@ -169,7 +191,8 @@ class RawClient:
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     def _send(self, message: dict[str, Any]) -> None:
-        assert self.process is not None and self.process.stdin is not None
+        assert self.process is not None
+        assert self.process.stdin is not None
         body = json.dumps(message).encode()
         self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
@@ -194,7 +217,8 @@ class RawClient:
         return future
 
     async def _read(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
+        assert self.process is not None
+        assert self.process.stdout is not None
         stream = self.process.stdout
         while True:
             length = None
@@ -223,7 +247,9 @@ class RawClient:
         if "id" in message:  # a request from the server
             result: Any = None
             if method == "workspace/configuration":
-                result = [self.settings.get(item.get("section")) for item in message["params"]["items"]]
+                result = [
+                    self.settings.get(item.get("section")) for item in message["params"]["items"]
+                ]
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             return
         if method == "textDocument/publishDiagnostics":
@@ -270,14 +296,17 @@ class Session:
 
 
 def rss_kib(pid: int) -> int | None:
-    """Resident memory of process ``pid`` in KiB (Linux), ``None`` elsewhere."""
+    """Resident memory of process ``pid`` and its children in KiB (Linux), ``None`` elsewhere."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        total = 0
+        for process in [pid, *map(int, children)]:
+            for line in Path(f"/proc/{process}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        return total
     except OSError:
         return None
-    return None
 
 
 async def run_session(
@@ -342,6 +371,33 @@ def parse_floor_ms(path: Path) -> float:
         [sys.executable, "-c", PARSE_FLOOR, str(path)], check=True, capture_output=True, text=True
     )
     return float(completed.stdout) * 1000
+
+
+@dataclass
+class EngineAlone:
+    """The engine's own cost on the same text and edits (milliseconds)."""
+
+    first: float
+    edits: list[float]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.edits)
+
+    @property
+    def p95(self) -> float:
+        return statistics.quantiles(self.edits, n=100)[94]
+
+
+def engine_alone(path: Path, edits: int) -> EngineAlone:
+    completed = subprocess.run(
+        [sys.executable, "-c", ENGINE_ALONE, str(path), str(Path(__file__).parent), str(edits)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    first, times = json.loads(completed.stdout)
+    return EngineAlone(first * 1000, [t * 1000 for t in times])
 
 
 def verdict(value: float, limit: float) -> str:
@@ -411,7 +467,10 @@ def report(
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     memory = [s.rss_kib for s in ours if s.rss_kib]
     if memory:
-        print(f"rewardkit server RSS after {edits} edits: {min(memory) / 1024:.0f} MiB")
+        print(
+            f"rewardkit server RSS after {edits} edits (protocol + analysis process): "
+            f"{min(memory) / 1024:.0f} MiB"
+        )
 
 
 def round_figures(
@@ -444,16 +503,26 @@ async def measure(rounds: int, edits: int) -> None:
             flush=True,
         )
         settings = {"rewardkit": {"debounceMs": 0}}
-        floors_import, floors_parse, ours, ruff = [], [], [], []
+        floors_import, floors_parse, ours, ruff, engine = [], [], [], [], []
         for index in range(1, rounds + 1):
             floors_import.append(import_floor_ms())
             floors_parse.append(parse_floor_ms(workdir / "rewards.py"))
+            engine.append(engine_alone(workdir / "rewards.py", edits))
             ruff.append(await run_session(RUFF_COMMAND, workdir, text, edits, tasks, {}))
             ours.append(await run_session(SERVER_COMMAND, workdir, text, edits, tasks, settings))
             round_figures(index, floors_import[-1], floors_parse[-1], ours[-1], ruff[-1])
         print()
         report(floors_import, floors_parse, ours, ruff, edits)
-        print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+        alone = EngineAlone(
+            min(e.first for e in engine), [min(e.p50 for e in engine), min(e.p95 for e in engine)]
+        )
+        print(
+            f"context, same run: the engine alone (ModuleAnalyzer in a fresh process, no LSP): "
+            f"first analysis {alone.first:.0f} ms ({alone.first / min(floors_parse):.2f}x parse); "
+            f"per edit p50 {alone.edits[0]:.1f} ms, p95 {alone.edits[1]:.1f} ms "
+            f"({alone.edits[0] / min(s.p50 for s in ruff):.2f}x / {alone.edits[1] / min(s.p95 for s in ruff):.2f}x ruff's)"
+        )
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -45,10 +45,20 @@ class _FrameProtocol(asyncio.Protocol):
         self.on_end()
 
 
+THREADED_IO = "REWARDKIT_LSP_THREADED_IO"
+"""Environment variable: set to 1, pipes are read and written by threads, as where the event loop
+cannot wait on them (Windows); the tests use it to run that path on POSIX too."""
+
+
+def threaded_io() -> bool:
+    """Whether pipes are served by threads rather than by the event loop."""
+    return os.name != "posix" or os.environ.get(THREADED_IO) == "1"
+
+
 def _loop_can_read(stream: IO[bytes]) -> bool:
     """Whether the event loop can read ``stream`` directly: a POSIX pipe, socket or terminal that
     is not also stdout (making it non-blocking would make stdout's writes non-blocking too)."""
-    if os.name != "posix":
+    if threaded_io():
         return False
     try:
         status = os.fstat(stream.fileno())

@@ -27,6 +27,7 @@ from typing import IO, Any
 from rewardkit_lsp import memory
 from rewardkit_lsp.analysis import AnalysisService
 from rewardkit_lsp.ipc import MessageBuffer, encode_message, read_message
+from rewardkit_lsp.transport import threaded_io
 
 IDLE_SECONDS = 0.5
 """Without a request for this long, the process reads the workspace's files (one per step, so a
@@ -110,7 +111,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     service = AnalysisService(lambda kind, payload: send((None, kind, payload)))
     _warm_up()
     memory.freeze()
-    requests = _SelectRequests(stdin) if os.name == "posix" else _ThreadRequests(stdin)
+    requests = _ThreadRequests(stdin) if threaded_io() else _SelectRequests(stdin)
     collected = True
     last_request = time.monotonic()
     while True:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewardkit_lsp.ipc import MessageBuffer, encode_message, read_message
+from rewardkit_lsp.transport import threaded_io
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ class WorkerClient:
         assert process.stdout is not None
         self._generation += 1
         generation = self._generation
-        if os.name == "posix":
+        if not threaded_io():
             transport, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, process.stdin)
             await loop.connect_read_pipe(lambda: _Answers(self, generation), process.stdout)
             write: Callable[[bytes], None] = transport.write  # type: ignore[attr-defined]

@@ -23,12 +23,13 @@ def frame(
 class RawServer:
     """The server over stdio; every message it sends is parsed into :attr:`received`."""
 
-    def __init__(self, command: list[str] | None = None) -> None:
+    def __init__(self, command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             command or SERVER_COMMAND,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=env,
         )
         self.received: queue.Queue[dict[str, Any]] = queue.Queue()
         self.log: list[dict[str, Any]] = []
@@ -77,6 +78,19 @@ class RawServer:
                 self.send(frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
                 continue
             if "method" not in message and message.get("id") == request_id:
+                return message
+
+    def notification(self, method: str) -> dict[str, Any]:
+        """The next notification ``method`` from the server."""
+        while True:
+            try:
+                message = self.received.get(timeout=WAIT_LIMIT)
+            except queue.Empty:
+                raise AssertionError(f"no {method} notification") from None
+            self.log.append(message)
+            if "method" in message and "id" in message:
+                self.send(frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+            elif message.get("method") == method:
                 return message
 
     def initialize(self, root: Path) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lsp_harness import WAIT_LIMIT
 from raw_wire import RawServer, frame, hover_params
+from rewardkit_lsp.transport import THREADED_IO
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
@@ -154,3 +156,39 @@ def test_exit_without_shutdown_is_status_1(tmp_path: Path):
     raw.initialize(tmp_path)
     raw.send(frame({"jsonrpc": "2.0", "method": "exit"}))
     assert raw.process.wait(timeout=WAIT_LIMIT) == 1
+
+
+def test_thread_based_pipes_serve_the_same(tmp_path: Path):
+    """Where the event loop cannot wait on pipes (Windows), threads read and write them."""
+    environment = {**os.environ, THREADED_IO: "1"}
+    raw = RawServer(env=environment)
+    try:
+        raw.initialize(tmp_path)
+        uri = (tmp_path / "qa.py").as_uri()
+        text = "from rewardkit import reward\n\n@reward\ndef qa(final_respone):\n    return 1.0\n"
+        raw.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {
+                        "textDocument": {
+                            "uri": uri,
+                            "languageId": "python",
+                            "version": 1,
+                            "text": text,
+                        }
+                    },
+                }
+            )
+        )
+        published = raw.notification("textDocument/publishDiagnostics")["params"]
+        assert [d["code"] for d in published["diagnostics"]] == ["RK102"]
+        raw.send(raw.request(2, "textDocument/hover", hover_params(uri, line=3, character=9)))
+        assert "final_response" in raw.answer_to(2)["result"]["contents"]["value"]
+        raw.send(raw.request(3, "shutdown", None))
+        raw.answer_to(3)
+        raw.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert raw.process.wait(timeout=WAIT_LIMIT) == 0
+    finally:
+        raw.close()
