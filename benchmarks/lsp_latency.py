@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -274,13 +274,10 @@ class RawClient:
 
 
 @dataclass
-class Session:
-    """One server's figures in one round (milliseconds)."""
+class Timings:
+    """Per-edit times (milliseconds)."""
 
-    initialize: float
-    first_diagnostics: float
-    edits: list[float] = field(default_factory=list)
-    rss_kib: int | None = None
+    edits: list[float]
 
     @property
     def p50(self) -> float:
@@ -293,6 +290,22 @@ class Session:
     @property
     def max(self) -> float:
         return max(self.edits)
+
+
+@dataclass
+class Session(Timings):
+    """One server's figures in one round (milliseconds)."""
+
+    initialize: float = 0.0
+    first_diagnostics: float = 0.0
+    rss_kib: int | None = None
+
+
+@dataclass
+class EngineAlone(Timings):
+    """The engine's own cost on the same text and edits (milliseconds)."""
+
+    first: float = 0.0
 
 
 def rss_kib(pid: int) -> int | None:
@@ -338,7 +351,7 @@ async def run_session(
         {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
     )
     first_ms = (await asyncio.wait_for(first, WAIT) - opened) * 1000
-    session = Session(initialize_ms, first_ms)
+    session = Session([], initialize_ms, first_ms)
     for step in range(1, edits + 1):
         text = edited(text, step, tasks)
         version = step + 1
@@ -373,22 +386,6 @@ def parse_floor_ms(path: Path) -> float:
     return float(completed.stdout) * 1000
 
 
-@dataclass
-class EngineAlone:
-    """The engine's own cost on the same text and edits (milliseconds)."""
-
-    first: float
-    edits: list[float]
-
-    @property
-    def p50(self) -> float:
-        return statistics.median(self.edits)
-
-    @property
-    def p95(self) -> float:
-        return statistics.quantiles(self.edits, n=100)[94]
-
-
 def engine_alone(path: Path, edits: int) -> EngineAlone:
     completed = subprocess.run(
         [sys.executable, "-c", ENGINE_ALONE, str(path), str(Path(__file__).parent), str(edits)],
@@ -397,7 +394,7 @@ def engine_alone(path: Path, edits: int) -> EngineAlone:
         text=True,
     )
     first, times = json.loads(completed.stdout)
-    return EngineAlone(first * 1000, [t * 1000 for t in times])
+    return EngineAlone([t * 1000 for t in times], first * 1000)
 
 
 def verdict(value: float, limit: float) -> str:
@@ -513,14 +510,13 @@ async def measure(rounds: int, edits: int) -> None:
             round_figures(index, floors_import[-1], floors_parse[-1], ours[-1], ruff[-1])
         print()
         report(floors_import, floors_parse, ours, ruff, edits)
-        alone = EngineAlone(
-            min(e.first for e in engine), [min(e.p50 for e in engine), min(e.p95 for e in engine)]
-        )
+        first = min(e.first for e in engine)
+        p50, p95 = min(e.p50 for e in engine), min(e.p95 for e in engine)
         print(
             f"context, same run: the engine alone (ModuleAnalyzer in a fresh process, no LSP): "
-            f"first analysis {alone.first:.0f} ms ({alone.first / min(floors_parse):.2f}x parse); "
-            f"per edit p50 {alone.edits[0]:.1f} ms, p95 {alone.edits[1]:.1f} ms "
-            f"({alone.edits[0] / min(s.p50 for s in ruff):.2f}x / {alone.edits[1] / min(s.p95 for s in ruff):.2f}x ruff's)"
+            f"first analysis {first:.0f} ms ({first / min(floors_parse):.2f}x parse); "
+            f"per edit p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+            f"({p50 / min(s.p50 for s in ruff):.2f}x / {p95 / min(s.p95 for s in ruff):.2f}x ruff's)"
         )
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:

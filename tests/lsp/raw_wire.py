@@ -6,6 +6,7 @@ import json
 import queue
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,32 +67,29 @@ class RawServer:
     def request(self, request_id: int, method: str, params: Any) -> bytes:
         return frame({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
-    def answer_to(self, request_id: Any) -> dict[str, Any]:
-        """The server's response to ``request_id`` (answering its own requests on the way)."""
+    def _next(self, wanted: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
+        """The next message ``wanted`` accepts (answering the server's own requests on the way)."""
         while True:
             try:
                 message = self.received.get(timeout=WAIT_LIMIT)
             except queue.Empty:
-                raise AssertionError(f"no answer to request {request_id!r}") from None
+                raise AssertionError(f"no {what}") from None
             self.log.append(message)
             if "method" in message and "id" in message:  # a request from the server
                 self.send(frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
-                continue
-            if "method" not in message and message.get("id") == request_id:
+            elif wanted(message):
                 return message
+
+    def answer_to(self, request_id: Any) -> dict[str, Any]:
+        """The server's response to ``request_id``."""
+        return self._next(
+            lambda m: "method" not in m and m.get("id") == request_id,
+            f"answer to request {request_id!r}",
+        )
 
     def notification(self, method: str) -> dict[str, Any]:
         """The next notification ``method`` from the server."""
-        while True:
-            try:
-                message = self.received.get(timeout=WAIT_LIMIT)
-            except queue.Empty:
-                raise AssertionError(f"no {method} notification") from None
-            self.log.append(message)
-            if "method" in message and "id" in message:
-                self.send(frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
-            elif message.get("method") == method:
-                return message
+        return self._next(lambda m: m.get("method") == method, f"{method} notification")
 
     def initialize(self, root: Path) -> None:
         self.send(
