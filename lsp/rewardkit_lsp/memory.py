@@ -16,6 +16,13 @@ def freeze() -> None:
     gc.freeze()
 
 
+def settle() -> None:
+    """After a request is answered: free its cyclic garbage (a collection of the young
+    generations only: what the request allocated), then freeze what stays."""
+    gc.collect(1)
+    gc.freeze()
+
+
 def collect_now() -> None:
     """A full collection of everything (frozen objects too), then freeze the survivors."""
     gc.unfreeze()

@@ -138,7 +138,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         except Exception:
             reply = (request_id, "error", traceback.format_exc())
         send(reply)
-        memory.freeze()
+        memory.settle()
         last_request = time.monotonic()
 
 
