@@ -152,7 +152,12 @@ class AnalysisService:
             encoding, hover_markup, completion_markup, show_document, tuple(roots)
         )
         self.workspace.set_roots(roots)
-        self.scan.start()
+        for document in self.documents.values():  # folders came or went: display paths change
+            if document.workspace_path is not None:
+                self.workspace.set_live(document.workspace_path, None)
+            document.workspace_path = self._workspace_path(document)
+            document.checked = None  # re-derived at the next check (the server re-checks all)
+        self.scan.start(fresh=True)
 
     def on_config_check(self) -> dict[str, Any]:
         """Re-read the configuration if a file it came from changed (clients without watchers)."""

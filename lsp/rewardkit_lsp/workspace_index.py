@@ -197,8 +197,13 @@ class WorkspaceScan:
     def busy(self) -> bool:
         return self._steps is not None
 
-    def start(self) -> None:
-        """(Re)walk the folders: new, changed and deleted files are read in later steps."""
+    def start(self, *, fresh: bool = False) -> None:
+        """(Re)walk the folders: new, changed and deleted files are read in later steps
+        (``fresh``: every file, as when the folders changed and with them the display paths)."""
+        if fresh:
+            for path in self.rewards.disk_paths():
+                self.rewards.set_disk(path, None)
+            self._seen.clear()
         self._steps = self._walk()
 
     def step(self) -> None:
