@@ -133,8 +133,11 @@ class WorkspaceRewards:
         entry = self.entry(path)
         wanted = (entry.names if entry is not None else frozenset()) | names
         found: set[str] = set()
+        by_name = self._paths_by_name
         for name in wanted:
-            found |= self._paths_by_name.get(name, set())
+            paths = by_name.get(name)
+            if paths is not None and (len(paths) > 1 or path not in paths):
+                found |= paths
         found.discard(path)
         return found
 
