@@ -21,9 +21,9 @@ from pathlib import Path
 from rewardkit.checks import CheckConfig, ConfigError, TaskField, load_config
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    pass
 
 SETTINGS_SOURCE = "rewardkit.taskFields"
 """The setting hover names as the source of task fields declared in the editor."""
@@ -51,28 +51,16 @@ def signature(path: str) -> Signature:
 
 
 def dataset_paths(config: CheckConfig) -> set[str]:
-    """Every dataset file ``config`` was read from: its ``task_schema`` and the fields' sources.
-
-    Fields the dataset shares with ``task_fields`` keep the pyproject as their source, so the
-    schema path is read from the configuration file itself too.
-    """
+    """Every dataset file ``config`` was read from: its ``task_schema`` and the fields' sources
+    (fields the dataset shares with ``task_fields`` keep the pyproject as their source, so the
+    schema path comes from ``CheckConfig.task_schema_path``)."""
     paths = {
         field.source_path
         for field in config.task_fields.values()
         if field.source == "dataset" and field.source_path
     }
-    if config.config_path:
-        try:
-            with open(config.config_path, "rb") as stream:
-                document = tomllib.load(stream)
-        except (OSError, tomllib.TOMLDecodeError):
-            document = {}
-        table = document.get("tool", {}).get("rewardkit")
-        if table is None and not config.config_path.endswith("pyproject.toml"):
-            table = document
-        schema = table.get("task_schema") if isinstance(table, dict) else None
-        if isinstance(schema, str):
-            paths.add(str((Path(config.config_path).parent / schema).resolve()))
+    if config.task_schema_path:
+        paths.add(config.task_schema_path)
     return paths
 
 

@@ -23,10 +23,11 @@ from rewardkit.checks import (
     ModuleAnalyzer,
     duplicate_reward_diagnostics,
 )
-from rewardkit.checks.cli import SKIPPED_DIRECTORIES, decode_source
-from rewardkit.checks.cli import _is_excluded as is_excluded_by_config
-from rewardkit.checks.cli import _walk as walk_python_files
+from rewardkit.checks.command import decode_source
+from rewardkit.checks.command import is_excluded as is_excluded_by_config
 from rewardkit.checks.engine import may_define_rewards
+from rewardkit.checks.targets import SKIPPED_DIRECTORIES
+from rewardkit.checks.targets import walk as walk_python_files
 from rewardkit_lsp.project_config import ProjectConfigs, Signature, signature
 
 MAX_FILE_BYTES = 1_000_000
@@ -166,7 +167,7 @@ def included(path: str, root: str, configs: ProjectConfigs) -> bool:
     folders = relative.parts[:-1]
     if any(p in SKIPPED_DIRECTORIES or p.endswith(".egg-info") for p in folders):
         return False
-    return not is_excluded_by_config(Path(path), _config(configs, Path(path)))
+    return not is_excluded_by_config(path, _config(configs, Path(path)))
 
 
 def read_rewards(path: str, display: str, configs: ProjectConfigs) -> ModuleAnalysis | None:
@@ -247,7 +248,7 @@ class WorkspaceScan:
     def _walk(self) -> Iterator[set[str]]:
         found: set[str] = set()
         for root in self.rewards.roots:
-            for file in walk_python_files(Path(root)):
+            for file in walk_python_files(root):
                 path = normal_path(str(file))
                 if self.rewards.root_of(path) != root or path in found:
                     continue  # a nested folder's files belong to it

@@ -101,7 +101,8 @@ def _codes(value: str | None, option: str) -> list[str] | None:
     return codes
 
 
-def _is_excluded(path: str, config: CheckConfig) -> bool:
+def is_excluded(path: str, config: CheckConfig) -> bool:
+    """Whether the configuration's `exclude` patterns leave ``path`` out (the CLI and the server's workspace scan)."""
     if not config.exclude:
         return False
     root = config.root
@@ -392,7 +393,7 @@ def run_command(argv: Sequence[str]) -> int:
         targets = [
             Target(shown, path, config)
             for shown, path in found
-            if not _is_excluded(path, config := configs.for_path(path))
+            if not is_excluded(path, config := configs.for_path(path))
         ]
         if "-" in command.paths:
             stdin_name = arguments.stdin_filename or "-"
