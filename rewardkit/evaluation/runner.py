@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import itertools
 import json
 import os
@@ -164,6 +165,9 @@ def _validate(
         raise EvalConfigError(f"workers must be >= 0 (0 grades in this process), got {workers}")
     if executor not in EXECUTORS:
         raise EvalConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "ray" and importlib.util.find_spec("ray") is None:
+        # before any output is opened: a missing extra is a usage error, not a traceback mid-run
+        raise EvalConfigError("--executor ray needs the ray extra: pip install 'rewardkit[ray]'")
     if resume and output is None:
         raise EvalConfigError("resume needs an output file (--output) to know which cases are done")
     if overwrite and output is None:

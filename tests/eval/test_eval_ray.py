@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
@@ -45,3 +46,21 @@ def test_ray_executor_grades_like_local_grading() -> None:
     assert result["ray"] == result["local"]
     assert result["executor"] == "ray executor"
     assert result["scores"][0] == result["scores"][1]
+
+
+def test_ray_executor_without_ray_is_a_usage_error(tmp_path: Path) -> None:
+    # An install without the ray extra: one line naming the extra, exit 2, no output file.
+    output = tmp_path / "results.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["ray"] = None  # as if the extra were not installed
+        from rewardkit.cli import main
+        sys.exit(main(["eval", "math", "--executor", "ray", "--output", {str(output)!r}]))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "pip install 'rewardkit[ray]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not output.exists()
