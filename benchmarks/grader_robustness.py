@@ -1,13 +1,18 @@
 """Robustness of rewardkit's math grader on real golds: each gold, boxed in a response, against itself.
 
-    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl [--variants] [--perturbed] [--hostile]
+    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl \
+        [--variants] [--perturbed] [--hostile] [--cold] [--huge] [--memory [N]]
 
 Prints the acceptance rate, p50/p99/max latency, the number of calls over the budget, and every
 rejected gold with the verdict's reason (the best source of real normalization cases).
 ``--perturbed`` grades each gold with one digit changed against the original (every acceptance
 is a potential false positive, listed); ``--hostile`` times adversarial inputs (power towers,
 huge factorials, deep nesting, a megabyte of text, patterns that make naive regexes quadratic)
-from the main thread, another thread and inside asyncio, against the budget.
+from the main thread, another thread and inside asyncio, against the budget. ``--huge`` times
+5 MB inputs (a response, a boxed answer, a text gold); ``--memory`` prints the process's RSS
+while N (default 100,000) unique long answers (19 KB, over the caches' key limit), N medium ones
+(2.5 KB) and N short ones stream through the grader: the caches are bounded by bytes, so RSS
+stays flat (the cached shapes grow to the bounds, then stop).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import statistics
@@ -33,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--perturbed", action="store_true", help="also grade golds with one digit changed")
     parser.add_argument("--hostile", action="store_true", help="also time adversarial inputs against the budget")
     parser.add_argument("--cold", action="store_true", help="also time first symbolic calls in fresh processes (no warm_up)")
+    parser.add_argument("--huge", action="store_true", help="also time 5 MB inputs")
+    parser.add_argument(
+        "--memory", type=int, nargs="?", const=100_000, default=0, help="also print RSS over N unique long and short answers"
+    )
     args = parser.parse_args(argv)
 
     from rewardkit.math import grade, warm_up
@@ -81,7 +91,61 @@ def main(argv: list[str] | None = None) -> int:
         _report_hostile(args)
     if args.cold:
         _report_cold_start(args)
+    if args.huge:
+        _report_huge(args)
+    if args.memory:
+        _report_memory(args.memory)
     return 0
+
+
+def _report_huge(args: argparse.Namespace) -> None:
+    """5 MB inputs, best of 3: refused unread (``MAX_RESPONSE_LENGTH``, ``MAX_GOLD_LENGTH``)."""
+    from rewardkit.math import grade
+
+    cases = {
+        '"1,"*2_500_000, extract="auto"': ("1," * 2_500_000, "1", "auto"),
+        "5 MB box": ("\\boxed{" + "1+" * 2_500_000 + "1}", "1", "boxed"),
+        "5 MB text gold": ("\\boxed{1}", "a b" * 1_700_000, "boxed"),
+    }
+    for name, (response, gold, extract) in cases.items():
+        best, verdict = float("inf"), None
+        for _ in range(3):
+            started = time.perf_counter()
+            verdict = grade(response, gold, extract=extract, timeout=args.budget)
+            best = min(best, time.perf_counter() - started)
+        assert verdict is not None
+        print(f"huge input   : {name:<32} {1000 * best:8.3f} ms  {verdict.reason} ({verdict.detail.get('error', '')})")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _report_memory(count: int) -> None:
+    """RSS while ``count`` unique answers of each shape are graded (in-process symbolic work off:
+    the caches under test are the grader's own)."""
+    from rewardkit.math import grade
+
+    long_body = "+".join(f"x_{{{k}}}" for k in range(2_200))  # 18.7 KB; the index makes each answer unique
+    medium_body = "+".join(f"x_{{{k}}}" for k in range(330))  # 2.5 KB: under the caches' key limit
+    shapes = {
+        "long (19 KB)": lambda i: f"\\boxed{{{i}+{long_body}}}",
+        "medium (2.5 KB, cached)": lambda i: f"\\boxed{{{i}+{medium_body}}}",
+        "short (~60 chars)": lambda i: f"\\boxed{{\\frac{{{i}}}{{7}}+{i % 13}, {i * 3}, \\{{{i}, {i + 1}\\}}}}",
+    }
+    for name, answer in shapes.items():
+        rows = []
+        started, rss_before = time.perf_counter(), _rss()
+        for index in range(count):
+            grade(answer(index), "5", sandbox=False)
+            if (index + 1) in (count // 10, count // 2, count):
+                rows.append(f"{index + 1:,}: {_rss() / 2**20:.0f} MB")
+        print(
+            f"memory       : {count:,} unique {name} answers, RSS {rss_before / 2**20:.0f} MB before; "
+            + ", ".join(rows) + f"  ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
 
 
 _COLD_START_SCRIPT = """
@@ -94,7 +158,7 @@ if sys.argv[1] == "after-fast-call":
 call = time.monotonic()
 verdict = compare_answers("(x+1)^2", "x^2+2x+1", timeout=float(sys.argv[3]))
 print(verdict.correct, verdict.reason, f"{time.monotonic() - call:.3f}")
-"""
+"""  # the first call waits for the workers (uncharged): its verdict is right, its latency is the start
 
 
 def _report_cold_start(args: argparse.Namespace, runs: int = 3) -> None:

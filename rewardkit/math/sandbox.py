@@ -77,10 +77,6 @@ class SandboxUnavailable(RuntimeError):
     """The symbolic workers cannot be started here (no Python executable, sympy missing, closed)."""
 
 
-class SandboxClosed(SandboxUnavailable):
-    """The sandbox was closed (interpreter exit): no new workers are started."""
-
-
 def _cpu_seconds(pid: int) -> float | None:
     """The CPU time (user + system) process ``pid`` has used, where ``/proc`` tells (Linux)."""
     try:
@@ -238,12 +234,17 @@ class SymbolicSandbox:
                     self._condition.notify_all()
 
     def _maintain(self) -> None:
-        """Bring the fork server up, fork workers up to the pool size, then warm the server."""
+        """Bring the fork server up, fork workers up to the pool size, then warm the server. A server
+        that stops answering is replaced (twice at most here); one that cannot start is reported."""
+        replaced = 0
         while not self._closed:
             server_handle = self._server
             if server_handle is None or not server_handle.alive:
                 if server_handle is not None:
                     server_handle.close()
+                    replaced += 1
+                    if replaced > 2:
+                        raise SandboxUnavailable("the symbolic fork server keeps dying")
                 self._server_warm.clear()
                 self._warm_asked = False
                 server_handle = self._spawn_server()
@@ -261,7 +262,10 @@ class SymbolicSandbox:
             with self._condition:
                 missing = self._size - self._count
             if missing > 0:
-                worker = self._fork_worker(server_handle)
+                try:
+                    worker = self._fork_worker(server_handle)
+                except SandboxUnavailable:
+                    continue  # the server broke (it was killed): start a new one
                 with self._condition:
                     self._count += 1
                     self._idle.append(worker)
@@ -272,7 +276,8 @@ class SymbolicSandbox:
                     self._condition.wait_for(self._quiet_or_needed, timeout=_WARM_DELAY_SECONDS)
                     if self._count < self._size:
                         continue  # a worker to replace first
-                self._ask_warm(server_handle)
+                with contextlib.suppress(SandboxUnavailable):  # a broken server is replaced above
+                    self._ask_warm(server_handle)
                 self._warm_asked = True
                 continue
             return

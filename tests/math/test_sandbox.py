@@ -333,3 +333,47 @@ def test_a_bad_gold_is_known_without_a_worker_for_the_other_answers(monkeypatch:
     finally:
         release.set()
         sandbox.close()
+
+
+def test_a_daemonic_pool_worker_can_use_the_sandbox(tmp_path: Path) -> None:
+    # multiprocessing forbids daemonic processes children of its own; the fork server is a
+    # subprocess, so grade() with sandbox=True works in a multiprocessing.Pool worker.
+    (tmp_path / "pool_task.py").write_text(
+        textwrap.dedent(
+            """
+            def work(_):
+                from rewardkit.math import compare_answers
+                verdict = compare_answers("(x+1)^2", "x^2+2x+1")
+                return verdict.correct, verdict.reason
+            """
+        )
+    )
+    completed = _run_python(
+        """
+        import multiprocessing, sys
+        sys.path.insert(0, ".")
+        from pool_task import work
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            print(pool.map(work, [0]))
+        """,
+        tmp_path,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[(True, 'symbolic')]"
+
+
+@pytest.mark.parametrize("victim", ["fork server", "idle worker"])
+def test_a_killed_fork_server_or_worker_is_replaced_and_the_verdict_stands(victim: str) -> None:
+    sandbox = SymbolicSandbox(workers=1)
+    try:
+        pid = sandbox.run(sandbox_tasks.worker_pid, (), cpu_budget=1.0)
+        server_pid = sandbox._server.process.pid  # type: ignore[union-attr]
+        os.kill(server_pid if victim == "fork server" else pid, 9)
+        assert _wait_until(lambda: _gone(pid), 10)  # a worker dies with its fork server too
+        outcome = sandbox.run(sandbox_tasks.spin, (0.01,), cpu_budget=1.0)
+        assert (outcome.correct, outcome.reason) == (True, "exact")
+        assert sandbox.run(sandbox_tasks.worker_pid, (), cpu_budget=1.0) != pid
+        if victim == "fork server":
+            assert sandbox._server.process.pid != server_pid  # type: ignore[union-attr]
+    finally:
+        sandbox.close()
