@@ -39,7 +39,9 @@ def make_samples(count: int) -> list[dict[str, Any]]:
     return [{"final_response": str(i % 10), "answer": "3", "id": f"r{i}"} for i in range(count)]
 
 
-async def rewardkit_batch(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
+async def rewardkit_batch(
+    samples: Sequence[dict[str, Any]], concurrency: int
+) -> list[RewardResult]:
     return await calculate_rewards(trivial, samples, concurrency=concurrency)
 
 
@@ -48,7 +50,9 @@ async def naive_gather(samples: Sequence[dict[str, Any]], concurrency: int) -> l
     return list(await asyncio.gather(*(calculate_reward(trivial, **sample) for sample in samples)))  # type: ignore[arg-type]
 
 
-async def rewardkit_sync_batch(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
+async def rewardkit_sync_batch(
+    samples: Sequence[dict[str, Any]], concurrency: int
+) -> list[RewardResult]:
     return await calculate_rewards(trivial_sync, samples, concurrency=concurrency)
 
 
@@ -58,7 +62,9 @@ async def rewardkit_sync_batch_with_timeout(
     return await calculate_rewards(trivial_sync, samples, concurrency=concurrency, timeout=5.0)
 
 
-async def executor_gather(samples: Sequence[dict[str, Any]], concurrency: int) -> list[RewardResult]:
+async def executor_gather(
+    samples: Sequence[dict[str, Any]], concurrency: int
+) -> list[RewardResult]:
     """The sync peer: one executor job per sample on a pool of ``concurrency`` threads, no timeout."""
     loop = asyncio.get_running_loop()
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
@@ -98,7 +104,10 @@ def main() -> int:
     samples = make_samples(args.samples)
     print(f"{args.samples} samples, trivial async reward, concurrency={args.concurrency}\n")
     rows = []
-    for label, runner in (("rewardkit calculate_rewards", rewardkit_batch), ("naive gather (task per sample)", naive_gather)):
+    for label, runner in (
+        ("rewardkit calculate_rewards", rewardkit_batch),
+        ("naive gather (task per sample)", naive_gather),
+    ):
         rate = throughput(runner, samples, args.concurrency)
         peak = peak_memory_mib(runner, samples, args.concurrency)
         rows.append((label, rate, peak))
@@ -109,7 +118,9 @@ def main() -> int:
     print(f"  throughput ratio rewardkit / naive: {our_rate / peer_rate:.2f}x")
     print(f"  peak memory ratio naive / rewardkit: {peer_peak / our_peak:.1f}x")
 
-    print(f"\n{args.samples} samples, trivial sync reward (threads), concurrency={args.concurrency}\n")
+    print(
+        f"\n{args.samples} samples, trivial sync reward (threads), concurrency={args.concurrency}\n"
+    )
     sync_rows = (
         ("rewardkit calculate_rewards", rewardkit_sync_batch),
         ("rewardkit, timeout=5.0", rewardkit_sync_batch_with_timeout),
@@ -119,8 +130,10 @@ def main() -> int:
     for label, rate in rates.items():
         print(f"  {label:32s} {rate:10,.0f} samples/s")
     peer = rates["run_in_executor per sample"]
-    print(f"  throughput ratio rewardkit / executor: {rates['rewardkit calculate_rewards'] / peer:.2f}x, "
-          f"with a timeout: {rates['rewardkit, timeout=5.0'] / peer:.2f}x")
+    print(
+        f"  throughput ratio rewardkit / executor: {rates['rewardkit calculate_rewards'] / peer:.2f}x, "
+        f"with a timeout: {rates['rewardkit, timeout=5.0'] / peer:.2f}x"
+    )
     return 0
 
 

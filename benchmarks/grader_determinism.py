@@ -87,7 +87,7 @@ def _busy_loop_count() -> int:
 
 def _load_average() -> str:
     try:
-        return "load %.2f %.2f %.2f" % os.getloadavg()
+        return "load " + " ".join(f"{value:.2f}" for value in os.getloadavg())
     except OSError:
         return "load unknown"
 

@@ -26,7 +26,9 @@ def _load(path: Path) -> list[dict]:
     return rows
 
 
-def _time_rewardkit(rows: list[dict], repeat: int, *, sandbox: bool = True) -> tuple[float, list[bool]]:
+def _time_rewardkit(
+    rows: list[dict], repeat: int, *, sandbox: bool = True
+) -> tuple[float, list[bool]]:
     from rewardkit.math import grade
 
     results: list[bool] = []
@@ -45,7 +47,9 @@ def _time_math_verify(rows: list[dict], repeat: int) -> tuple[float, list[bool]]
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
-        results = [bool(verify(parse("$" + row["gold"] + "$"), parse(row["response"]))) for row in rows]
+        results = [
+            bool(verify(parse("$" + row["gold"] + "$"), parse(row["response"]))) for row in rows
+        ]
         best = min(best, time.perf_counter() - started)
     return best, results
 
@@ -62,8 +66,12 @@ def _clear_rewardkit_caches() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True, help="JSONL with response and gold fields")
-    parser.add_argument("--repeat", type=int, default=3, help="timed warm passes (the best is reported)")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="JSONL with response and gold fields"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed warm passes (the best is reported)"
+    )
     args = parser.parse_args(argv)
     rows = _load(args.data)
 
@@ -85,8 +93,12 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"responses: {len(rows)} (single process)")
     print(f"{'':14}{'first pass':>16}{'warm (best of ' + str(args.repeat) + ')':>22}")
-    print(f"{'rewardkit':14}{len(rows) / rk_cold:>11.1f} r/s{len(rows) / rk_warm:>17.1f} r/s   ({sum(rk_results)} correct)")
-    print(f"{'math-verify':14}{len(rows) / mv_cold:>11.1f} r/s{len(rows) / mv_warm:>17.1f} r/s   ({sum(mv_results)} correct)")
+    print(
+        f"{'rewardkit':14}{len(rows) / rk_cold:>11.1f} r/s{len(rows) / rk_warm:>17.1f} r/s   ({sum(rk_results)} correct)"
+    )
+    print(
+        f"{'math-verify':14}{len(rows) / mv_cold:>11.1f} r/s{len(rows) / mv_warm:>17.1f} r/s   ({sum(mv_results)} correct)"
+    )
     print(f"{'ratio':14}{mv_cold / rk_cold:>13.1f}x{mv_warm / rk_warm:>19.1f}x")
     disagreements = [(row, rk, mv) for row, rk, mv in zip(rows, rk_results, mv_results) if rk != mv]
     # The sandbox's cost: the same passes with symbolic work in-process (sandbox=False). Only the

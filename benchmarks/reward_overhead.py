@@ -78,7 +78,9 @@ async def per_call_ns(kind: str, calls: int, extra_fields: bool) -> float:
             await calculate_reward(rk, final_response="4", answer="4")
     elif kind == "rewardkit":
         for _ in range(calls):
-            await calculate_reward(rk, final_response="4", answer="4", trajectory=trajectory, id="r1")
+            await calculate_reward(
+                rk, final_response="4", answer="4", trajectory=trajectory, id="r1"
+            )
     elif kind == "agentfly" and not extra_fields:
         for _ in range(calls):
             await af(final_response="4", answer="4")
@@ -104,12 +106,20 @@ def report(title: str, figures: dict[str, float]) -> bool:
     theirs = figures["agentfly"] - direct
     print(title)
     print(f"  direct call                      {direct:8.0f} ns")
-    print(f"  bare async wrapper (the floor)   {figures['floor']:8.0f} ns   overhead {figures['floor'] - direct:6.0f} ns")
-    print(f"  rewardkit calculate_reward       {figures['rewardkit']:8.0f} ns   overhead {ours:6.0f} ns")
-    print(f"  AgentFly-style path (reproduced) {figures['agentfly']:8.0f} ns   overhead {theirs:6.0f} ns")
+    print(
+        f"  bare async wrapper (the floor)   {figures['floor']:8.0f} ns   overhead {figures['floor'] - direct:6.0f} ns"
+    )
+    print(
+        f"  rewardkit calculate_reward       {figures['rewardkit']:8.0f} ns   overhead {ours:6.0f} ns"
+    )
+    print(
+        f"  AgentFly-style path (reproduced) {figures['agentfly']:8.0f} ns   overhead {theirs:6.0f} ns"
+    )
     print(f"  overhead ratio AgentFly-style / rewardkit: {theirs / ours:.1f}x")
     verdict = "within" if ours <= BUDGET_NS else "OVER"
-    print(f"  rewardkit overhead {ours / 1000:.2f} us: {verdict} the {BUDGET_NS / 1000:.0f} us budget")
+    print(
+        f"  rewardkit overhead {ours / 1000:.2f} us: {verdict} the {BUDGET_NS / 1000:.0f} us budget"
+    )
     return ours <= BUDGET_NS
 
 

@@ -1,27 +1,67 @@
 """rewardkit: reward functions for LLM RL that are correct before they cost a training run.
 
 The runtime's public API lives here; graders (``rewardkit.math``, ``rewardkit.qa``) are
-imported only when used, so ``import rewardkit`` stays light.
+imported only when used, so ``import rewardkit`` stays light. The runtime itself is imported
+on first use of one of its names (PEP 562): ``rewardkit check`` and ``rewardkit --version``
+start without loading asyncio and the runtime.
 """
 
+from __future__ import annotations
+
+from rewardkit._lazy import lazy_exports
 from rewardkit._version import __version__
-from rewardkit.calculate import build_fields, calculate_reward, calculate_rewards
-from rewardkit.context import Context, ResourceManager, ResourceSpec
-from rewardkit.errors import (
-    FieldCollisionError,
-    MissingFieldError,
-    ResourceTimeoutError,
-    RewardError,
-    RewardRegistryError,
-    RewardShapeError,
-    RewardValueError,
-    UnknownRewardError,
-)
-from rewardkit.fields import PREDEFINED_FIELDS
-from rewardkit.metrics import Trajectory, compute_data_metrics
-from rewardkit.registry import get_reward, list_rewards
-from rewardkit.results import RewardResult
-from rewardkit.rewards import BaseReward, Reward, reward
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rewardkit.calculate import build_fields, calculate_reward, calculate_rewards
+    from rewardkit.context import Context, ResourceManager, ResourceSpec
+    from rewardkit.errors import (
+        FieldCollisionError,
+        MissingFieldError,
+        ResourceTimeoutError,
+        RewardError,
+        RewardRegistryError,
+        RewardShapeError,
+        RewardValueError,
+        UnknownRewardError,
+    )
+    from rewardkit.fields import PREDEFINED_FIELDS
+    from rewardkit.metrics import Trajectory, compute_data_metrics
+    from rewardkit.registry import get_reward, list_rewards
+    from rewardkit.results import RewardResult
+    from rewardkit.reward_threads import RewardThreadsUnavailableError
+    from rewardkit.rewards import BaseReward, Reward, reward
+
+_EXPORTS = {
+    "build_fields": "rewardkit.calculate",
+    "calculate_reward": "rewardkit.calculate",
+    "calculate_rewards": "rewardkit.calculate",
+    "Context": "rewardkit.context",
+    "ResourceManager": "rewardkit.context",
+    "ResourceSpec": "rewardkit.context",
+    "FieldCollisionError": "rewardkit.errors",
+    "MissingFieldError": "rewardkit.errors",
+    "ResourceTimeoutError": "rewardkit.errors",
+    "RewardError": "rewardkit.errors",
+    "RewardRegistryError": "rewardkit.errors",
+    "RewardShapeError": "rewardkit.errors",
+    "RewardValueError": "rewardkit.errors",
+    "UnknownRewardError": "rewardkit.errors",
+    "PREDEFINED_FIELDS": "rewardkit.fields",
+    "Trajectory": "rewardkit.metrics",
+    "compute_data_metrics": "rewardkit.metrics",
+    "get_reward": "rewardkit.registry",
+    "list_rewards": "rewardkit.registry",
+    "RewardResult": "rewardkit.results",
+    "RewardThreadsUnavailableError": "rewardkit.reward_threads",
+    "BaseReward": "rewardkit.rewards",
+    "Reward": "rewardkit.rewards",
+    "reward": "rewardkit.rewards",
+}
+"""Public name -> the module that defines it (imported on first access)."""
+
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "PREDEFINED_FIELDS",
@@ -37,6 +77,7 @@ __all__ = [
     "RewardRegistryError",
     "RewardResult",
     "RewardShapeError",
+    "RewardThreadsUnavailableError",
     "RewardValueError",
     "Trajectory",
     "UnknownRewardError",

@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import queue
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from rewardkit.errors import FieldCollisionError, describe_error
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.results import RewardResult
+from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import BaseReward, Reward, as_reward
 
 DEFAULT_CONCURRENCY = 64
@@ -77,57 +76,84 @@ CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError,)
 """Errors that mean the reward or its data mapping is wrong, not one sample: never recorded."""
 
 
-def _run_into(future: concurrent.futures.Future[Any], function: Callable[[Any], Any], argument: Any) -> None:
-    """Call ``function(argument)`` and settle ``future`` with the outcome (unless it was cancelled)."""
-    if not future.set_running_or_notify_cancel():
-        return
-    try:
-        future.set_result(function(argument))
-    except BaseException as exc:
-        future.set_exception(exc)
+CANCEL_GRACE_SECONDS = 1.0
+"""How long a timed-out async reward, once cancelled, may take to finish its cleanup before it is
+left to finish in the background (the timeout is reported either way)."""
 
 
-def call_in_daemon_thread(function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
-    """Run ``function(argument)`` in a new daemon thread; its result arrives in the future.
+class CallTimedOut(TimeoutError):
+    """A reward call outlived its timeout (``started=False``: a sync call never got a thread),
+    as opposed to a ``TimeoutError`` the reward raised itself (e.g. from an API client)."""
 
-    For one sync call under a timeout: a timed-out call cannot be killed, and in a daemon thread
-    it at least never blocks the interpreter's exit (pool threads are joined at exit).
+    def __init__(self, started: bool) -> None:
+        super().__init__("started" if started else "not started")
+        self.started = started
+
+
+_left_running: set[asyncio.Future[Any]] = set()
+"""Timed-out async calls that ignored their cancellation: kept referenced until they end."""
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _left_running.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" warning
+
+
+async def await_within(
+    pending: Awaitable[Any], timeout: float | None, *, job: concurrent.futures.Future[Any] | None = None
+) -> Any:
+    """Await ``pending`` (an async reward's coroutine, or ``job`` wrapped for asyncio) for at most
+    ``timeout`` seconds, then raise ``CallTimedOut``.
+
+    Unlike ``asyncio.wait_for``, what a cancelled coroutine does next cannot turn the timeout into
+    a success: one that swallows ``CancelledError`` and returns a value is still timed out, and
+    one that keeps running gets ``CANCEL_GRACE_SECONDS`` to finish, then is left to finish in the
+    background. ``job`` (a sync call in ``reward_threads``) is dropped if it never started.
     """
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    threading.Thread(target=_run_into, args=(future, function, argument), name="rewardkit-call", daemon=True).start()
-    return future
+    if timeout is None:
+        return await pending
+    if job is not None:  # a thread's future: cancelling it is immediate, wait_for is exact
+        try:
+            return await asyncio.wait_for(pending, timeout)
+        except asyncio.TimeoutError as exc:
+            if not isinstance(exc.__cause__, asyncio.CancelledError):
+                raise  # the reward's own TimeoutError (e.g. from an API client)
+            raise CallTimedOut(started=not job.cancel()) from None
+    future = asyncio.ensure_future(pending)
+    try:
+        done, _ = await asyncio.wait({future}, timeout=timeout)
+    except asyncio.CancelledError:
+        _let_go(future)
+        raise
+    if done:
+        return future.result()
+    future.cancel()  # then let it run its cleanup, within the grace
+    await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
+    _let_go(future, cancel=False)
+    raise CallTimedOut(started=True)
 
 
-class _DaemonThreads:
-    """The threads a batch runs a sync reward in: daemon threads, so a hung call never blocks the
-    interpreter's exit, and one more is started for each call that timed out, so the samples after
-    it never queue behind its thread (their own timeouts would run out in the queue)."""
+def _let_go(future: asyncio.Future[Any], *, cancel: bool = True) -> None:
+    """Cancel a call nobody waits for any more (once: one that ignores it is left to finish,
+    referenced until it ends)."""
+    if cancel:
+        future.cancel()
+    if future.done():
+        _forget(future)
+    else:
+        _left_running.add(future)
+        future.add_done_callback(_forget)
 
-    def __init__(self, count: int) -> None:
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._count = 0
-        for _ in range(count):
-            self.add_thread()
 
-    def add_thread(self) -> None:
-        """Start one more thread (to stand in for one stuck in a timed-out call)."""
-        threading.Thread(target=self._serve, name="rewardkit-reward", daemon=True).start()
-        self._count += 1
-
-    def _serve(self) -> None:
-        while (job := self._queue.get()) is not None:
-            _run_into(*job)
-
-    def submit(self, function: Callable[[Any], Any], argument: Any) -> asyncio.Future[Any]:
-        """Queue ``function(argument)``; cancelling the returned future drops it if not started."""
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((future, function, argument))
-        return asyncio.wrap_future(future)
-
-    def shutdown(self) -> None:
-        """Let every thread end once it is idle (threads stuck in a call end after it)."""
-        for _ in range(self._count):
-            self._queue.put(None)
+def timeout_error(reward_name: str, where: str, timeout: float, exc: CallTimedOut) -> TimeoutError:
+    """The ``TimeoutError`` reported for a call of ``reward_name`` on ``where`` that timed out."""
+    if exc.started:
+        return TimeoutError(f"reward {reward_name!r} on {where} took longer than {timeout} s")
+    return TimeoutError(
+        f"reward {reward_name!r} on {where} did not start within {timeout} s: no reward thread was "
+        f"free ({reward_threads.describe()})"
+    )
 
 
 def check_samples(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
@@ -161,9 +187,10 @@ async def calculate_rewards(
 
     At most ``concurrency`` samples are in flight: a fixed set of workers pulls samples, so
     memory stays bounded however long ``samples`` is. Async rewards run on the event loop;
-    sync rewards run in daemon threads so they never block it. ``timeout`` (seconds) applies to
-    each call (Python cannot kill a thread: a timed-out sync call finishes in the background and
-    a new thread takes its place, so later samples do not wait for it).
+    sync rewards run in ``reward_threads``, the process's bounded pool of daemon threads, so they
+    never block it. ``timeout`` (seconds) applies to each call; a timed-out call is a failure even
+    if it swallows its cancellation (async) or keeps running (sync: Python cannot kill a thread,
+    so it holds its pool thread until it returns, counted as hung in ``reward_threads.stats()``).
     ``on_error="record"`` turns a failing or timed-out sample into
     ``RewardResult(0.0, {"error": "<type>: <message>"})``; ``"raise"`` cancels the rest and
     raises the first error. Configuration errors raise under either policy, before a silent 0.0
@@ -186,28 +213,21 @@ async def calculate_rewards(
     results: list[RewardResult | None] = [None] * total
     workers = min(concurrency, total)
     record = on_error == "record"
-    threads = None if reward.is_async else _DaemonThreads(workers)
     invoke = reward.invoke
-
-    def compute(sample: Mapping[str, Any]) -> Any:
-        if threads is None:
-            return invoke(sample)
-        return threads.submit(invoke, sample)
+    threads = None if reward.is_async else reward_threads
 
     async def run_one(index: int, sample: Mapping[str, Any]) -> RewardResult:
         try:
-            pending = compute(sample)
-            if timeout is None:
-                return await pending  # type: ignore[no-any-return]
-            return await asyncio.wait_for(pending, timeout)
+            if threads is None:
+                return await await_within(invoke(sample), timeout)  # type: ignore[no-any-return]
+            job = threads.submit(invoke, sample, timeout=timeout)
+            return await await_within(asyncio.wrap_future(job), timeout, job=job)  # type: ignore[no-any-return]
+        except CallTimedOut as exc:
+            timed_out = timeout_error(reward.name, f"samples[{index}]", timeout, exc)  # type: ignore[arg-type]
+            if record:
+                return RewardResult(0.0, {"error": describe_error(timed_out)})
+            raise timed_out from None
         except Exception as exc:
-            if timeout is not None and is_wait_for_timeout(exc):
-                if threads is not None:
-                    threads.add_thread()  # the timed-out call still holds its thread
-                timed_out = TimeoutError(f"reward {reward.name!r} on samples[{index}] took longer than {timeout} s")
-                if record:
-                    return RewardResult(0.0, {"error": describe_error(timed_out)})
-                raise timed_out from None
             if record and not isinstance(exc, CONFIGURATION_ERRORS):
                 return RewardResult(0.0, {"error": describe_error(exc)})
             _add_note(exc, f"while computing reward {reward.name!r} on samples[{index}]")
@@ -229,15 +249,7 @@ async def calculate_rewards(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if threads is not None:
-            threads.shutdown()
     return results  # type: ignore[return-value]
-
-
-def is_wait_for_timeout(exc: BaseException) -> bool:
-    """Whether ``exc`` is ``asyncio.wait_for``'s own timeout (raised from the cancellation of the
-    call it timed out), not a ``TimeoutError`` the reward raised itself (e.g. from an API client)."""
-    return isinstance(exc, asyncio.TimeoutError) and isinstance(exc.__cause__, asyncio.CancelledError)
 
 
 def _add_note(exc: BaseException, note: str) -> None:
@@ -246,12 +258,14 @@ def _add_note(exc: BaseException, note: str) -> None:
 
 
 __all__ = [
+    "CANCEL_GRACE_SECONDS",
     "CONFIGURATION_ERRORS",
     "DEFAULT_CONCURRENCY",
+    "CallTimedOut",
+    "await_within",
     "build_fields",
     "calculate_reward",
     "calculate_rewards",
-    "call_in_daemon_thread",
     "check_samples",
-    "is_wait_for_timeout",
+    "timeout_error",
 ]

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
 
 from rewardkit._version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: `rewardkit check` answers from its cache at once
+    from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("rewardkit.evaluation.cli", "grade model responses (e.g. `rewardkit eval math`)"),
     "check": ("rewardkit.checks.cli", "check reward modules statically (pre-commit, CI)"),
     "lsp": ("rewardkit_lsp.cli", "start the language server (needs `rewardkit[lsp]`)"),
 }
+
+LSP_EXTRA_MISSING = (
+    'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"'
+)
+"""One line, exit status 2 (``rewardkit_lsp.cli`` says the same when pygls or lsprotocol is missing)."""
 
 USAGE = "usage: rewardkit [--version] [--help] {" + ",".join(SUBCOMMANDS) + "} ..."
 
@@ -49,8 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        extra = " (install it with: pip install 'rewardkit[lsp]')" if command == "lsp" else ""
-        print(f"rewardkit {command}: cannot load {module_name}: {exc}{extra}", file=sys.stderr)
+        if command == "lsp":  # the server's package itself is missing: the extra was not installed
+            print(LSP_EXTRA_MISSING, file=sys.stderr)
+        else:
+            print(f"rewardkit {command}: cannot load {module_name}: {exc}", file=sys.stderr)
         return 2
     return int(module.main(args[1:]))
 

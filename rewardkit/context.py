@@ -110,6 +110,10 @@ class ResourceManager:
     def __init__(self) -> None:
         self._slots: dict[tuple[Scope, str, str], _Slot] = {}
         self._pools: dict[str, _GlobalPool] = {}
+        # Slots whose close was interrupted (a cancelled cleanup): aclose() closes them again.
+        self._interrupted: list[tuple[_Slot, _GlobalPool | None]] = []
+        # Context cleanups still running after their caller was cancelled: aclose() awaits them.
+        self._cleanups: set[asyncio.Future[None]] = set()
 
     async def acquire(self, spec: ResourceSpec, resource_id: str, scope: Scope, timeout: float) -> Any:
         """The instance of ``spec`` for ``resource_id`` in ``scope``, creating or checking one out."""
@@ -208,28 +212,55 @@ class ResourceManager:
         keys = [key for key in self._slots if key[0] == scope and key[2] in ids]
         errors: list[BaseException] = []
         for key in keys:
-            slot = self._slots.pop(key)
-            if not slot.ready:
+            slot = self._slots.pop(key, None)
+            if slot is None or not slot.ready:
                 continue
             pool = self._pools.get(slot.spec.key) if scope == "global" else None
-            try:
-                if dispose or pool is None:
-                    await _close(slot.spec, slot.instance)
-            except Exception as exc:
-                errors.append(exc)
-            finally:
-                if pool is not None:
-                    self._give_back(pool, _CAPACITY if dispose else slot.instance)
+            if dispose or pool is None:
+                error = await self._close_slot(slot, pool)
+                if error is not None:
+                    errors.append(error)
+            else:
+                self._give_back(pool, slot.instance)
         if errors:
             raise errors[0]
 
+    async def _close_slot(self, slot: _Slot, pool: _GlobalPool | None) -> Exception | None:
+        """Close a slot's instance (and free its place in ``pool``); the error of its ``close``, if any.
+
+        If this is cancelled mid-close, the slot is kept for ``aclose()``, which closes it again:
+        cancelling a cleanup never loses an instance."""
+        entry = (slot, pool)
+        self._interrupted.append(entry)
+        error: Exception | None = None
+        try:
+            await _close(slot.spec, slot.instance)
+        except Exception as exc:
+            error = exc
+        self._interrupted.remove(entry)
+        if pool is not None:
+            self._give_back(pool, _CAPACITY)
+        return error
+
+    def track_cleanup(self, cleanup: asyncio.Future[None]) -> None:
+        """Track a running cleanup whose caller may be cancelled, so that ``aclose()`` awaits it."""
+        self._cleanups.add(cleanup)
+        cleanup.add_done_callback(self._cleanups.discard)
+
     async def aclose(self) -> None:
-        """Close every instance this manager holds (rollout slots, checked-out and free global ones)."""
+        """Close every instance this manager holds (rollout slots, checked-out and free global ones),
+        after the cleanups of cancelled contexts have run, and again those whose close was interrupted."""
+        while self._cleanups:
+            await asyncio.gather(*self._cleanups, return_exceptions=True)
+        errors: list[BaseException] = []
+        while self._interrupted:
+            error = await self._close_slot(*self._interrupted.pop(0))
+            if error is not None:
+                errors.append(error)
         rollout_ids = {key[2] for key in self._slots if key[0] == "rollout"}
         global_ids = {key[2] for key in self._slots if key[0] == "global"}
         await self.finish(rollout_ids, "rollout", dispose=True)
         await self.finish(global_ids, "global", dispose=False)
-        errors: list[BaseException] = []
         for pool in self._pools.values():
             while pool.free:
                 instance = pool.free.pop()
@@ -321,7 +352,22 @@ class Context:
         await self.resources.finish(self._resource_ids, scope, dispose=True)
 
     async def close(self) -> None:
-        """End rollout resources and release global ones; both run even if one raises."""
+        """End rollout resources and release global ones; both run even if one raises.
+
+        The cleanup is shielded: cancelling the task that closes the context (a timeout, a
+        cancelled rollout) does not interrupt it; the cancellation propagates once the cleanup
+        is done (a second cancellation leaves it running, and ``resources.aclose()`` awaits it).
+        """
+        cleanup = asyncio.ensure_future(self._clean_up())
+        self.resources.track_cleanup(cleanup)
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            if not cleanup.done():
+                await asyncio.wait({cleanup})
+            raise
+
+    async def _clean_up(self) -> None:
         try:
             await self.end_resource("rollout")
         finally:

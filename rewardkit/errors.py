@@ -48,8 +48,12 @@ class FieldCollisionError(RewardError, TypeError):
         self.field = field
 
 
-class RewardShapeError(RewardError, TypeError):
-    """A reward returned something that is not a reward: ``None``, a dict without ``reward``, a string..."""
+class RewardShapeError(RewardError, TypeError, ValueError):
+    """A reward returned something that is not a reward: ``None``, a dict without ``reward``, a string...
+
+    A ``TypeError`` (a value of the wrong type) and a ``ValueError``: AgentFly's runtime raises
+    ``ValueError`` for a bad return shape, so code written for it catches this too.
+    """
 
 
 class RewardValueError(RewardError, ValueError):

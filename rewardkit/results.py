@@ -5,17 +5,26 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from rewardkit.errors import RewardShapeError, RewardValueError
 
 _MAX_SHOWN = 80
-_new_tuple = tuple.__new__
+_new_dict = dict.__new__
+_dict_set = dict.__setitem__
+_dict_get = dict.__getitem__
+_dict_update = dict.update
 
 
 def _show(value: object) -> str:
-    """A short ``repr`` of a returned value for error messages."""
-    text = repr(value)
+    """A short ``repr`` of a returned value for error messages (never raising: an int past
+    Python's int-to-str digit limit, or a broken ``__repr__``, is described instead)."""
+    if isinstance(value, int) and value.bit_length() > 4096:
+        return f"an int of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        text = repr(value)
+    except Exception as exc:
+        return f"a {type(value).__name__} whose repr() raised {type(exc).__name__}"
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
 
 
@@ -61,57 +70,81 @@ def _as_reward_value(value: object, reward_name: str | None, where: str) -> floa
     return number
 
 
-class _RewardResultFields(NamedTuple):
-    reward: float
-    extras: dict[str, Any]
+def result_of_finite_float(reward: float) -> RewardResult:
+    """``RewardResult(reward)`` for a ``reward`` already known to be a finite ``float``, built
+    without validation (the per-call fast path)."""
+    result = _new_dict(RewardResult)
+    _dict_set(result, "reward", reward)
+    return result  # type: ignore[no-any-return]
 
 
-class RewardResult(_RewardResultFields):
-    """A reward's value and its extras (diagnostics such as ``f1``, ``em``), immutable.
+def _read_only(name: str) -> Any:
+    def refuse(self: RewardResult, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"RewardResult is read-only (RewardResult.{name}); dict(result) gives a mutable copy, "
+            "RewardResult(reward, extras) a new result"
+        )
 
-    ``reward`` is always a finite ``float``; build one from whatever a reward returned
-    with :meth:`from_raw`. It is a named tuple (``reward, extras = result`` works) so that
-    making one costs next to nothing on the per-sample path.
+    refuse.__name__ = name
+    return refuse
+
+
+class RewardResult(dict[str, Any]):
+    """A reward's value and its extras (diagnostics such as ``f1``, ``em``), read-only.
+
+    It *is* AgentFly's flat result dict ``{"reward": <finite float>, **extras}``: ``"reward" in
+    result``, ``result["f1"]``, ``result.get(...)``, ``dict(result)`` and ``json.dumps(result)``
+    work as on the dict an AgentFly reward returns, and AgentFly's own ``calculate_reward``
+    (which accepts dicts with a ``reward`` key) takes it unchanged. ``.reward`` (always a finite
+    ``float``) and ``.extras`` (a new dict of the other keys) read it by attribute. Build one from
+    whatever a reward returned with :meth:`from_raw`.
     """
 
     __slots__ = ()
 
-    def __new__(cls, reward: float, extras: dict[str, Any] | None = None) -> RewardResult:
+    def __init__(self, reward: float, extras: Mapping[str, Any] | None = None) -> None:
         if reward.__class__ is not float or reward - reward != 0.0:
             reward = _as_reward_value(reward, None, "")
-        if extras is None:
-            extras = {}
-        elif not isinstance(extras, dict):
+        _dict_set(self, "reward", reward)
+        if extras:
+            if not isinstance(extras, Mapping):
+                raise TypeError(f"RewardResult extras must be a dict, got {type(extras).__name__}")
+            if "reward" in extras:
+                raise ValueError("RewardResult extras cannot hold a 'reward' key: the reward is the first argument")
+            _dict_update(self, extras)
+        elif extras is not None and not isinstance(extras, Mapping):
             raise TypeError(f"RewardResult extras must be a dict, got {type(extras).__name__}")
-        return _new_tuple(cls, (reward, extras))
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RewardResult):
-            return tuple.__eq__(self, other)
-        return False if isinstance(other, tuple) else NotImplemented
+    @property
+    def reward(self) -> float:
+        """The reward: a finite ``float``."""
+        return _dict_get(self, "reward")  # type: ignore[no-any-return]
 
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    __hash__ = tuple.__hash__  # raises TypeError: extras is a dict
+    @property
+    def extras(self) -> dict[str, Any]:
+        """Every key but ``reward``, as a new dict (the result itself stays read-only)."""
+        if len(self) == 1:
+            return {}
+        return {key: value for key, value in self.items() if key != "reward"}
 
     def __repr__(self) -> str:
         return f"RewardResult(reward={self.reward!r}, extras={self.extras!r})"
 
-    def __getitem__(self, key: Any) -> Any:
-        """``result["reward"]`` and ``result["<extra>"]`` as on AgentFly's result dict (which
-        runners index by name); integer indices and slices work as on any tuple."""
-        if key.__class__ is str:
-            return self.reward if key == "reward" else self.extras[key]
-        return tuple.__getitem__(self, key)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RewardResult, (self.reward, self.extras))
 
-    def _replace(self, **changes: Any) -> RewardResult:
-        return RewardResult(changes.pop("reward", self.reward), changes.pop("extras", self.extras), **changes)
+    __setitem__ = _read_only("__setitem__")
+    __delitem__ = _read_only("__delitem__")
+    __ior__ = _read_only("__ior__")
+    clear = _read_only("clear")
+    pop = _read_only("pop")
+    popitem = _read_only("popitem")
+    setdefault = _read_only("setdefault")
+    update = _read_only("update")
 
     def as_dict(self) -> dict[str, Any]:
-        """The AgentFly-style flat dict: ``{"reward": ..., **extras}``."""
-        return {**self.extras, "reward": self.reward}
+        """A plain, mutable copy of the flat dict ``{"reward": ..., **extras}``."""
+        return dict(self)
 
     @classmethod
     def from_raw(
@@ -131,7 +164,7 @@ class RewardResult(_RewardResultFields):
         kind = raw.__class__
         if kind is float:
             if raw - raw == 0.0:  # type: ignore[operator]  # finite: inf - inf and nan - nan are nan
-                return _new_tuple(RewardResult, (raw, {}))  # type: ignore[arg-type]
+                return result_of_finite_float(raw)  # type: ignore[arg-type]
             return cls(_as_reward_value(raw, reward_name, ""))
         if isinstance(raw, RewardResult):
             return raw
@@ -142,9 +175,11 @@ class RewardResult(_RewardResultFields):
                     f"{_who(reward_name)} returned a dict without a 'reward' key "
                     f"(keys: {keys}); return {{'reward': <number>, ...extras}}"
                 )
-            value = _as_reward_value(raw["reward"], reward_name, "'reward' = ")
-            extras = {key: item for key, item in raw.items() if key != "reward"}
-            return cls(value, extras)
+            result = result_of_finite_float(_as_reward_value(raw["reward"], reward_name, "'reward' = "))
+            for key, item in raw.items():
+                if key != "reward":
+                    _dict_set(result, key, item)
+            return result
         if raw is None:
             if none_as_zero:
                 return cls(0.0)

@@ -28,7 +28,8 @@ RewardCallable = Callable[..., Any]
 F = TypeVar("F", bound=RewardCallable)
 
 _from_raw = RewardResult.from_raw
-_new_tuple = tuple.__new__
+_new_dict = dict.__new__
+_dict_set = dict.__setitem__
 
 
 class FieldBinding:
@@ -251,7 +252,8 @@ class Reward:
         name = self.name
         none_as_zero = self.none_as_zero
         from_raw = _from_raw
-        make_result = _new_tuple
+        make_result = _new_dict
+        set_item = _dict_set
         result_class = RewardResult
         if self.is_async:
 
@@ -270,7 +272,9 @@ class Reward:
                     raise missing_field_error(fields) from None
                 raw = function(*values)
                 if raw.__class__ is float and raw - raw == 0.0:
-                    return make_result(result_class, (raw, {}))  # type: ignore[no-any-return]
+                    result = make_result(result_class)
+                    set_item(result, "reward", raw)
+                    return result  # type: ignore[no-any-return]
                 return from_raw(raw, reward_name=name, none_as_zero=none_as_zero)
 
             return invoke_by_position
@@ -285,7 +289,9 @@ class Reward:
                     raise missing_field_error(fields) from None
                 raw = function(value)
                 if raw.__class__ is float and raw - raw == 0.0:
-                    return make_result(result_class, (raw, {}))  # type: ignore[no-any-return]
+                    result = make_result(result_class)
+                    set_item(result, "reward", raw)
+                    return result  # type: ignore[no-any-return]
                 return from_raw(raw, reward_name=name, none_as_zero=none_as_zero)
 
             return invoke_one
@@ -293,7 +299,9 @@ class Reward:
         def invoke(fields: Mapping[str, Any]) -> RewardResult:
             raw = function(**select(fields))
             if raw.__class__ is float and raw - raw == 0.0:
-                return make_result(result_class, (raw, {}))  # type: ignore[no-any-return]
+                result = make_result(result_class)
+                set_item(result, "reward", raw)
+                return result  # type: ignore[no-any-return]
             return from_raw(raw, reward_name=name, none_as_zero=none_as_zero)
 
         return invoke

@@ -4,6 +4,14 @@ A thin adapter over :mod:`rewardkit.checks`: the same diagnostics, codes and mes
 ``rewardkit check``. Start it with ``rewardkit lsp`` or ``python -m rewardkit_lsp``.
 """
 
-from rewardkit._version import __version__
+from typing import Any
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read lazily: importing this package must stay cheap
+        from rewardkit_lsp.version import rewardkit_version
+
+        return rewardkit_version()
+    raise AttributeError(name)

@@ -1,12 +1,24 @@
-"""Command line of the language server: ``rewardkit lsp`` and ``python -m rewardkit_lsp``."""
+"""Command line of the language server: ``rewardkit lsp`` and ``python -m rewardkit_lsp``.
+
+Start-up order matters for the editor's first answer: the analysis process is started first (it
+imports libcst and the engine on another core), then this process imports pygls and lsprotocol
+and answers ``initialize``. Nothing here imports them before the arguments are known, so
+``--help`` and ``--version`` are instant and a missing ``lsp`` extra is one clear line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import sys
+from collections.abc import Sequence
 
-from rewardkit._version import __version__
+MISSING_EXTRA = (
+    'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"'
+)
+"""Said (exit status 2) when pygls or lsprotocol cannot be imported."""
+NEEDED = ("pygls", "lsprotocol")
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -43,25 +55,56 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
-    """Run the server until the client exits; return the process exit status."""
+def lsp_extra_missing() -> bool:
+    """Whether pygls or lsprotocol cannot be found (without importing them: that takes a while)."""
+    for name in NEEDED:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return True
+        except (ImportError, ValueError):
+            return True
+    return False
+
+
+def _missing_extra() -> int:
+    """Say in one line that the ``lsp`` extra is needed; exit status 2."""
+    from rewardkit.cli import LSP_EXTRA_MISSING
+
+    print(LSP_EXTRA_MISSING, file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
+    """Run the server until the client exits; return the process exit status.
+
+    ``worker_command`` replaces the analysis process's command (tests inject faults with it).
+    """
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse exits on --help and on usage errors
         return int(stop.code or 0)
     if args.version:
-        print(f"rewardkit-lsp {__version__}")
+        from rewardkit_lsp.version import rewardkit_version
+
+        print(f"rewardkit-lsp {rewardkit_version()}")
         return 0
+    if lsp_extra_missing():
+        return _missing_extra()
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
-    from rewardkit_lsp.server import create_server
+    from rewardkit_lsp.worker_client import WORKER_COMMAND, WorkerClient, spawn
 
-    server = create_server()
+    command = tuple(worker_command or WORKER_COMMAND)
+    worker = WorkerClient(command, spawn(command))
+    try:
+        from rewardkit_lsp.server import create_server
+    except ImportError:
+        worker.close()
+        return _missing_extra()
+    server = create_server(worker)
     if args.tcp is not None:
         host, port = args.tcp
-        server.start_tcp(host, port)
-    else:
-        server.start_io()
-    return 0
+        return server.start_tcp(host, port)
+    return server.start_io()

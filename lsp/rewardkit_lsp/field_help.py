@@ -1,15 +1,22 @@
 """Hover and completion for reward parameters, from the engine's reward definitions and config.
 
-No analysis here: the engine found the rewards and their parameter spans; this only looks up
-the one under the cursor and says what the runtime passes to it.
+No analysis here: the engine found the rewards, their parameter spans and the diagnostics; this
+only looks up the one under the cursor and says what the runtime passes to it, in the markup the
+client declared (Markdown, or plain text for clients that list only ``plaintext``).
 """
 
 from __future__ import annotations
 
-from lsprotocol import types
+import re
+from collections.abc import Iterable
+from typing import Any
 
-from rewardkit.checks import CheckConfig, RewardDefinition, RewardParameter
+from rewardkit.checks import CheckConfig, Diagnostic, RewardDefinition, RewardParameter
 from rewardkit.fields import PREDEFINED_FIELDS
+
+MARKDOWN = "markdown"
+PLAINTEXT = "plaintext"
+_CODE = re.compile(r"`([^`]*)`")
 
 
 def parameter_at(
@@ -23,6 +30,16 @@ def parameter_at(
     return None
 
 
+def _plain(text: str) -> str:
+    """Markdown of this module's texts as plain text: inline code in single quotes, no emphasis."""
+    return _CODE.sub(r"'\1'", text.replace("**", ""))
+
+
+def render(markdown: str, markup: str) -> str:
+    """``markdown`` in the client's ``markup`` (``markdown`` or ``plaintext``)."""
+    return markdown if markup == MARKDOWN else _plain(markdown)
+
+
 def reward_label(reward: RewardDefinition) -> str:
     """How hover names a reward: its registered name and where it is defined."""
     owner = f"{reward.class_name}.call" if reward.kind == "class" else reward.function_name
@@ -30,21 +47,49 @@ def reward_label(reward: RewardDefinition) -> str:
     return f"{'async ' if reward.is_async else ''}reward {name} ({owner})"
 
 
-def hover_markdown(
-    reward: RewardDefinition, parameter: RewardParameter, config: CheckConfig
-) -> str:
-    """Markdown saying what the runtime passes to ``parameter`` of ``reward``."""
-    title = f"**`{parameter.name}`**: parameter of {reward_label(reward)}"
+def _what_fills(reward: RewardDefinition, parameter: RewardParameter, config: CheckConfig) -> str:
     if parameter.kind in ("var_positional", "var_keyword"):
-        return f"{title}\n\nrewards are called with keyword arguments only; this collects nothing."
+        return "rewards are called with keyword arguments only; this collects nothing."
     described = dict(reward.own_fields).get(parameter.name) or config.describe_field(parameter.name)
     if described is not None:
         kind = "predefined field" if parameter.name in PREDEFINED_FIELDS else "field"
-        return f"{title}\n\n{kind}: {described}"
+        return f"{kind}: {described}"
     if parameter.has_default:
-        return f"{title}\n\nno field fills it: it always receives its default."
+        return "no field fills it: it always receives its default."
     declared = "declared task fields" if config.has_task_fields else "task fields (none declared)"
-    return f"{title}\n\nnot a predefined field nor one of the {declared}: nothing fills it."
+    return f"not a predefined field nor one of the {declared}: nothing fills it."
+
+
+def parameter_findings(
+    parameter: RewardParameter, diagnostics: Iterable[Diagnostic]
+) -> list[Diagnostic]:
+    """The diagnostics about ``parameter`` itself (a misspelling, an unknown field), in order."""
+    return [
+        diagnostic
+        for diagnostic in diagnostics
+        if diagnostic.span == parameter.span
+        and (diagnostic.data or {}).get("parameter") == parameter.name
+    ]
+
+
+def hover_text(
+    reward: RewardDefinition,
+    parameter: RewardParameter,
+    config: CheckConfig,
+    diagnostics: Iterable[Diagnostic] = (),
+    markup: str = MARKDOWN,
+) -> str:
+    """What the runtime passes to ``parameter`` of ``reward``, with what its diagnostics say
+    (the same did-you-mean), in ``markup``."""
+    parts = [
+        f"**`{parameter.name}`**: parameter of {reward_label(reward)}",
+        _what_fills(reward, parameter, config),
+    ]
+    for diagnostic in parameter_findings(parameter, diagnostics):
+        suggestion = (diagnostic.data or {}).get("suggestion")
+        ask = f"**did you mean `{suggestion}`?** " if suggestion else ""
+        parts.append(f"{ask}{diagnostic.code}: {diagnostic.message}")
+    return render("\n\n".join(parts), markup)
 
 
 def reward_with_parameter_list_at(
@@ -57,13 +102,17 @@ def reward_with_parameter_list_at(
     return None
 
 
+_COMPLETION_KIND_FIELD = 5
+"""LSP ``CompletionItemKind.Field``."""
+
+
 def field_completions(
     reward: RewardDefinition,
     config: CheckConfig,
     line: int,
     column: int,
-    markup: types.MarkupKind = types.MarkupKind.Markdown,
-) -> list[types.CompletionItem]:
+    markup: str = MARKDOWN,
+) -> list[dict[str, Any]]:
     """Field names ``reward`` does not declare yet (the one being typed does not count)."""
     used = {
         parameter.name
@@ -82,12 +131,12 @@ def field_completions(
         else:
             detail = "injected field"
         items.append(
-            types.CompletionItem(
-                label=name,
-                kind=types.CompletionItemKind.Field,
-                detail=detail,
-                documentation=types.MarkupContent(kind=markup, value=description),
-                sort_text=f"{order:04d}",
-            )
+            {
+                "label": name,
+                "kind": _COMPLETION_KIND_FIELD,
+                "detail": detail,
+                "documentation": {"kind": markup, "value": render(description, markup)},
+                "sortText": f"{order:04d}",
+            }
         )
     return items

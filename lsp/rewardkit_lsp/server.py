@@ -1,7 +1,10 @@
-"""The rewardkit language server: small LSP handlers over the static checks engine.
+"""The rewardkit language server: small pygls handlers in front of an analysis process.
 
-Each open document keeps one ``ModuleAnalyzer`` (the engine caches work per definition).
-Checks run one at a time in a worker thread so the event loop keeps reading messages;
+This process speaks LSP: it reads the client's frames (:mod:`rewardkit_lsp.transport`, which
+survives malformed ones), answers every request (invalid params with -32602, anything after
+``shutdown`` with InvalidRequest), keeps settings and document versions, debounces changes and
+publishes results. The checks engine runs in the analysis process
+(:mod:`rewardkit_lsp.worker`, started before pygls is imported), which answers with LSP JSON;
 a result is published only if the document is still at the version that was checked.
 """
 
@@ -10,126 +13,153 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import itertools
 import logging
-import os
+import sys
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import IO, Any, TypeVar
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from rewardkit._version import __version__
-from rewardkit.checks import (
-    CheckConfig,
-    ConfigError,
-    ModuleAnalysis,
-    ModuleAnalyzer,
-    suppression_fix,
-)
-from rewardkit_lsp.convert import (
-    SELECT_RANGE_COMMAND,
-    overlaps,
-    span_range,
-    to_code_action,
-    to_lsp_diagnostic,
-)
+from rewardkit_lsp import memory
+from rewardkit_lsp.capabilities import structure_capabilities
+from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
-from rewardkit_lsp.field_help import (
-    field_completions,
-    hover_markdown,
-    parameter_at,
-    reward_with_parameter_list_at,
-)
-from rewardkit_lsp.positions import LineIndex
-from rewardkit_lsp.project_config import ProjectConfigs, with_editor_task_fields
+from rewardkit_lsp.protocol import RewardkitProtocol
 from rewardkit_lsp.settings import SECTION, ServerSettings, merge_settings
+from rewardkit_lsp.text_edit import replacement
+from rewardkit_lsp.transport import read_stdio, read_stream
+from rewardkit_lsp.version import rewardkit_version
+from rewardkit_lsp.worker_client import WorkerClient, WorkerError, WorkerGone
 
 logger = logging.getLogger(__name__)
 
-PYTHON_SUFFIXES = (".py", ".pyi")
-SYNTAX_ERROR_CODE = "RK900"
-WATCHED_FILES = ("**/pyproject.toml", "**/*.jsonl", "**/*.json")
-"""Globs the client is asked to watch: configuration files and task schemas."""
+WATCHED_FILES = ("**/pyproject.toml", "**/*.jsonl", "**/*.json", "**/*.py")
+"""Globs the client is asked to watch: configuration files, task schemas, and Python files
+(their reward names count for RK401 across files)."""
+MARKDOWN, PLAINTEXT = "markdown", "plaintext"
+IDLE_COLLECT_SECONDS = 2.0
+"""After this long without a publish, the protocol process collects garbage (off the edit path)."""
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
-class CheckedVersion:
-    """The engine's results for one version of a document, with its LSP diagnostics."""
+class CheckResult:
+    """The analysis process's diagnostics of one version of a document."""
 
     version: int | None
-    text: str
     generation: int
-    """The server's configuration generation it was checked under (see ``recheck_all``)."""
-    settings: ServerSettings
-    config: CheckConfig
-    analysis: ModuleAnalysis
-    index: LineIndex
-    diagnostics: list[types.Diagnostic]
+    diagnostics: list[dict[str, Any]]
+    result_id: str
+    """Changes whenever the diagnostics may have (pull diagnostics answer ``unchanged`` otherwise)."""
 
 
 @dataclass
 class OpenDocument:
-    """Server-side state of one open document."""
+    """Protocol-side state of one open document."""
 
     uri: str
     path: str | None
     language_id: str
-    analyzer: ModuleAnalyzer = field(default_factory=ModuleAnalyzer)
-    checked: CheckedVersion | None = None
-    last_parsed: CheckedVersion | None = None
-    """The latest version without a syntax error: hover and completion fall back to it for a
-    definition that does not parse right now (the engine still has the others' rewards)."""
-    skipped_reported: bool = False
-
-    @property
-    def is_python(self) -> bool:
-        """Python by the client's language id, or by the file name when the id is missing."""
-        if self.language_id:
-            return self.language_id == "python"
-        return (self.path or self.uri).endswith(PYTHON_SUFFIXES)
-
-
-class RewardkitProtocol(LanguageServerProtocol):
-    """pygls' protocol, minus a leak: pygls 2.1 files each notification's future under a fresh id
-    in ``_request_futures`` and never removes it (about 2 KB per keystroke). Drop it once done."""
-
-    def _check_handler_result(self, future: Any) -> None:
-        super()._check_handler_result(future)
-        finished = [key for key, pending in self._request_futures.items() if pending is future]
-        for key in finished:
-            del self._request_futures[key]
+    checked: CheckResult | None = None
+    analysing: asyncio.Task[CheckResult | None] | None = None
+    """The analysis in flight, awaited by everyone who needs a result meanwhile."""
+    crashed_version: int | None = None
+    """A version whose analysis killed the analysis process: not analysed again (it would again)."""
+    sent: tuple[int, int | None, str] | None = None
+    """(analysis process's epoch, version, text) last sent: later versions go as edits of it."""
 
 
 class RewardkitLanguageServer(LanguageServer):
-    """pygls server holding per-document analyzers, settings and cached configurations."""
+    """pygls server holding settings and document versions; the analysis is in another process."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: WorkerClient | None = None) -> None:
         super().__init__(
             "rewardkit-lsp",
-            __version__,
+            rewardkit_version(),
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=RewardkitProtocol,
         )
+        self.worker = worker or WorkerClient()
+        self.worker.on_notify = self._on_worker_message
+        self.worker.on_restart = self._on_worker_restart
         self.documents: dict[str, OpenDocument] = {}
         self.initial_settings = ServerSettings()
         self.global_settings = ServerSettings()
         self.folder_settings: dict[str, ServerSettings] = {}
-        self.configs = ProjectConfigs()
         self.debouncer = Debouncer()
-        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-check")
         self._reported_errors: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._results = itertools.count(1)
+        self._idle_collect: asyncio.TimerHandle | None = None
+        self._background: set[asyncio.Future[None]] = set()
+        self.initialized = False
         self.generation = 0
-        """Bumped whenever settings or configuration change: cached results of older ones are void."""
+        """Bumped whenever settings or configuration change: results of older ones are void."""
         self.settings_ready = asyncio.Event()
         """Set once the client's settings are known: no check runs with the wrong ones at startup."""
+
+    @property
+    def rk_protocol(self) -> RewardkitProtocol:
+        assert isinstance(self.protocol, RewardkitProtocol)
+        return self.protocol
+
+    # -- transports -------------------------------------------------------------------------
+
+    def start_io(self, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:  # type: ignore[override]
+        """Serve the client on stdio until ``exit`` or the end of stdin; return the exit status."""
+        reader = stdin or sys.stdin.buffer
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            ended = asyncio.Event()
+            await read_stdio(reader, self.rk_protocol.receive, ended.set)
+            await ended.wait()
+
+        return self._run(serve)
+
+    def start_tcp(self, host: str, port: int) -> int:  # type: ignore[override]
+        """Serve one client connection on ``host:port`` (for debugging)."""
+
+        async def serve() -> None:
+            done = asyncio.Event()
+
+            async def connection(
+                reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+            ) -> None:
+                self.protocol.set_writer(writer)  # type: ignore[arg-type]
+                await read_stream(reader, self.rk_protocol.receive)
+                done.set()
+
+            server = await asyncio.start_server(connection, host, port)
+            async with server:
+                await done.wait()
+
+        return self._run(serve)
+
+    def _run(self, serve: Callable[[], Any]) -> int:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            await self.worker.start()
+            await serve()
+
+        status = 0 if self.protocol._shutdown else 1
+        try:
+            asyncio.run(main())
+            status = 0 if self.protocol._shutdown else 1
+        except SystemExit as exit_request:  # pygls' ``exit`` handler
+            status = int(exit_request.code or 0)
+        except BrokenPipeError:
+            logger.error("the client closed the connection")
+        finally:
+            self.worker.close()
+        return status
 
     # -- client facts ---------------------------------------------------------------------
 
@@ -151,14 +181,14 @@ class RewardkitLanguageServer(LanguageServer):
         """Whether the client asks for diagnostics (``textDocument/diagnostic``) instead of being sent them."""
         return self.client_supports("text_document.diagnostic")
 
-    def markup_kind(self, formats_capability: str) -> types.MarkupKind:
-        """Markdown when the client lists it at ``formats_capability``, else plain text (the spec's default)."""
-        formats = self.client_capability(formats_capability) or ()
-        return (
-            types.MarkupKind.Markdown
-            if types.MarkupKind.Markdown in formats
-            else types.MarkupKind.PlainText
-        )
+    def markup_kind(self, formats_capability: str) -> str:
+        """The first format the client lists at ``formats_capability`` that we write (its order is
+        its preference); plain text when it lists none (the spec's default)."""
+        for kind in self.client_capability(formats_capability) or ():
+            value = getattr(kind, "value", kind)
+            if value in (MARKDOWN, PLAINTEXT):
+                return value
+        return PLAINTEXT
 
     @property
     def position_encoding(self) -> str:
@@ -166,11 +196,24 @@ class RewardkitLanguageServer(LanguageServer):
         encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return getattr(encoding, "value", str(encoding))
 
+    def workspace_roots(self) -> list[str]:
+        """Filesystem paths of the workspace folders (or of the root, for clients without folders)."""
+        uris = [folder.uri for folder in self.workspace.folders.values()]
+        if not uris and self.workspace.root_uri:
+            uris = [self.workspace.root_uri]
+        return [path for uri in uris if (path := to_fs_path(uri))]
+
     # -- logging ----------------------------------------------------------------------------
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         """Send ``message`` to the client's log (``window/logMessage``)."""
-        self.window_log_message(types.LogMessageParams(type=kind, message=f"rewardkit: {message}"))
+        self.rk_protocol.send_json(
+            {
+                "jsonrpc": "2.0",
+                "method": types.WINDOW_LOG_MESSAGE,
+                "params": {"type": kind.value, "message": f"rewardkit: {message}"},
+            }
+        )
 
     def warn_once(self, message: str) -> None:
         """Log ``message`` and show it once per session (a broken config, a bad setting)."""
@@ -184,7 +227,7 @@ class RewardkitLanguageServer(LanguageServer):
             )
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """pygls-level errors (e.g. unparsable messages) go to the client's log, not a popup."""
+        """pygls-level errors go to the client's log, not a popup."""
         self.log(
             f"internal error ({getattr(source, '__name__', source)}): {error}",
             types.MessageType.Error,
@@ -225,106 +268,174 @@ class RewardkitLanguageServer(LanguageServer):
             for folder, answer in zip(folders, answers[1:])
         }
 
-    # -- configuration ------------------------------------------------------------------------
+    # -- the analysis process ---------------------------------------------------------------
 
-    def config_for(self, document: OpenDocument, settings: ServerSettings) -> CheckConfig:
-        """The check configuration of ``document`` (runs in the checker thread: reads files)."""
-        directory = os.path.dirname(document.path) if document.path else self._workspace_root()
-        result = self.configs.for_directory(directory) if directory else CheckConfig()
-        if isinstance(result, ConfigError):
-            self.loop_call(self.warn_once, f"{result}; checking with the default configuration")
-            result = CheckConfig()
-        return with_editor_task_fields(result, settings.task_fields)
+    def send_session(self) -> None:
+        """Tell the analysis process what the client negotiated (encoding, markup, folders)."""
+        self.background(
+            self.worker.request(
+                "session",
+                encoding=self.position_encoding,
+                hover_markup=self.markup_kind("text_document.hover.content_format"),
+                completion_markup=self.markup_kind(
+                    "text_document.completion.completion_item.documentation_format"
+                ),
+                show_document=self.client_supports("window.show_document.support"),
+                roots=self.workspace_roots(),
+            ),
+            "starting the analysis session",
+        )
 
-    def _workspace_root(self) -> str | None:
-        root = self.workspace.root_path
-        return root if root and os.path.isdir(root) else None
+    def background(self, awaitable: Any, what: str) -> None:
+        """Run ``awaitable`` without waiting; its failure goes to the client's log."""
 
-    def loop_call(self, function: Callable[..., Any], *args: Any) -> None:
-        """Call ``function`` on the event loop (sending messages is not thread-safe)."""
-        loop = self._loop
-        if loop is None:
-            function(*args)
-        else:
-            loop.call_soon_threadsafe(function, *args)
+        async def run() -> None:
+            try:
+                await awaitable
+            except Exception:
+                self.log(f"{what} failed:\n{traceback.format_exc()}", types.MessageType.Error)
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _on_worker_message(self, kind: str, payload: Any) -> None:
+        if kind == "publish":
+            self.publish_related(payload)
+        elif kind == "warn":
+            self.warn_once(payload)
+
+    def _on_worker_restart(self, reason: str) -> None:
+        self.log(reason, types.MessageType.Error)
+        if self.initialized:
+            self.send_session()
+        for document in self.documents.values():
+            document.checked = None
+            document.analysing = None
+        self.background(self.recheck_all(), "re-checking after a restart of the analysis process")
 
     # -- checking ---------------------------------------------------------------------------
 
-    def _analyse(
-        self, document: OpenDocument, version: int | None, text: str, generation: int
-    ) -> CheckedVersion:
-        """Run the engine on one version (checker thread); skipped documents get no diagnostics,
-        nor do any with ``enable`` off (their rewards still serve hover and completion)."""
-        settings = self.settings_for(document.uri)
-        config = self.config_for(document, settings)
-        index = LineIndex(text, self.position_encoding)
-        too_big = len(text) > settings.max_file_size
-        if not document.is_python or too_big:
-            if too_big and not document.skipped_reported:
-                document.skipped_reported = True
-                self.loop_call(
-                    self.log,
-                    f"{document.uri} not checked: {len(text)} characters exceed "
-                    f"{SECTION}.maxFileSize = {settings.max_file_size}",
-                )
-            analysis = ModuleAnalysis(skipped=True)
-        else:
-            analysis = document.analyzer.analyze(text, document.path, config)
-        if not settings.enable:
-            analysis = replace(analysis, diagnostics=())
-        diagnostics = [to_lsp_diagnostic(d, index) for d in analysis.diagnostics]
-        return CheckedVersion(
-            version, text, generation, settings, config, analysis, index, diagnostics
-        )
-
-    async def check(self, uri: str) -> CheckedVersion | None:
-        """The document's results at its current version (cached per version); None once closed."""
+    async def check(self, uri: str) -> CheckResult | None:
+        """The document's diagnostics at its current version; None once closed."""
         await self.settings_ready.wait()
-        document = self.documents.get(uri)
-        if document is None:
-            return None
-        text_document = self.workspace.get_text_document(uri)
-        version, text = text_document.version, text_document.source
-        cached = document.checked
-        if (
-            cached is not None
-            and (cached.version, cached.generation) == (version, self.generation)
-            and cached.text == text
-        ):
-            return cached
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        checked = await loop.run_in_executor(
-            self.checker, self._analyse, document, version, text, self.generation
-        )
-        if self.documents.get(uri) is not document:
-            return None
-        if checked.generation == self.generation and (
-            document.checked is None or _newer(checked.version, document.checked.version)
-        ):
-            document.checked = checked
-            if checked.analysis.syntax_error is None:
-                document.last_parsed = checked
-        return checked
+        while True:
+            document = self.documents.get(uri)
+            if document is None:
+                return None
+            text_document = self.workspace.get_text_document(uri)
+            version, generation = text_document.version, self.generation
+            cached = document.checked
+            if cached is not None and (cached.version, cached.generation) == (version, generation):
+                return cached
+            if document.crashed_version is not None and document.crashed_version == version:
+                return None
+            task = document.analysing
+            if task is None or task.done():
+                task = asyncio.ensure_future(
+                    self._analyse(document, version, text_document.source, generation)
+                )
+                document.analysing = task
+            result = await asyncio.shield(task)
+            if result is None or (result.version, result.generation) == (version, generation):
+                return result
+            # an older version (or generation) was being analysed: now analyse the current one
 
-    def is_current(self, uri: str, version: int | None) -> bool:
-        """Whether ``uri`` is open and still at ``version`` (else a result for it is stale)."""
-        if uri not in self.documents:
+    async def _analyse(
+        self, document: OpenDocument, version: int | None, text: str, generation: int
+    ) -> CheckResult | None:
+        request = functools.partial(
+            self.worker.request,
+            "analyze",
+            uri=document.uri,
+            path=document.path,
+            language_id=document.language_id,
+            version=version,
+            settings=self.settings_for(document.uri),
+            generation=generation,
+        )
+        sent, epoch = document.sent, self.worker.epoch
+        document.sent = (epoch, version, text)
+        try:
+            if sent is not None and sent[0] == epoch:
+                reply = await request(edit=(sent[1], replacement(sent[2], text)))
+                if reply["stale"]:
+                    reply = await request(text=text)
+            else:
+                reply = await request(text=text)
+        except WorkerGone as gone:
+            if gone.culprit:
+                document.crashed_version = version
+                self.log(
+                    f"checking {document.uri} (version {version}) stopped the analysis process: "
+                    "it is checked again once it changes",
+                    types.MessageType.Error,
+                )
+            return None  # a new analysis process re-checks every other document
+        for message in reply["logs"]:
+            self.log(message)
+        if reply["config_changed"]:
+            self.background(self.recheck_all(), "re-checking after a configuration change")
+        self.publish_related(reply["related"])
+        result = CheckResult(version, generation, reply["diagnostics"], str(next(self._results)))
+        current = document.checked
+        if self.documents.get(document.uri) is document and (
+            current is None or _newer(version, current.version)
+        ):
+            document.checked = result
+        return result
+
+    def is_current(self, uri: str, version: int | None, generation: int) -> bool:
+        """Whether ``uri`` is open and still at ``version`` under ``generation``."""
+        if uri not in self.documents or generation != self.generation:
             return False
         return self.workspace.get_text_document(uri).version == version
 
     async def publish(self, uri: str) -> None:
         """Check ``uri`` and push its diagnostics, unless the document moved on meanwhile."""
-        checked = await self.check(uri)
-        if checked is None or not self.is_current(uri, checked.version):
-            return
-        if checked.generation != self.generation:
-            return  # settings changed meanwhile: the re-check they scheduled publishes instead
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri, version=checked.version, diagnostics=checked.diagnostics
-            )
+        result = await self.check(uri)
+        if result is not None and self.is_current(uri, result.version, result.generation):
+            self.send_diagnostics(uri, result.version, result.diagnostics)
+
+    def send_diagnostics(
+        self, uri: str, version: int | None, diagnostics: list[dict[str, Any]]
+    ) -> None:
+        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.rk_protocol.send_json(
+            {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
         )
+        self.collect_when_idle()
+
+    def publish_related(
+        self, related: list[tuple[str, int | None, int, list[dict[str, Any]]]]
+    ) -> None:
+        """Other documents whose RK401 across files changed: new results, pushed or refreshed."""
+        changed = False
+        for uri, version, generation, diagnostics in related:
+            document = self.documents.get(uri)
+            if document is None or not self.is_current(uri, version, generation):
+                continue
+            document.checked = CheckResult(
+                version, generation, diagnostics, str(next(self._results))
+            )
+            changed = True
+            if not self.pulls_diagnostics:
+                self.send_diagnostics(uri, version, diagnostics)
+        if changed and self.pulls_diagnostics:
+            self.refresh_pulled_diagnostics()
+
+    def refresh_pulled_diagnostics(self) -> None:
+        if self.client_supports("workspace.diagnostics.refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    def collect_when_idle(self) -> None:
+        """Collect garbage once nothing was published for a while."""
+        if self._idle_collect is not None:
+            self._idle_collect.cancel()
+        if self._loop is not None:
+            self._idle_collect = self._loop.call_later(IDLE_COLLECT_SECONDS, memory.collect_now)
 
     def schedule(self, uri: str, delay_ms: int) -> None:
         """Check ``uri`` after ``delay_ms`` (a newer request replaces a pending one)."""
@@ -341,9 +452,7 @@ class RewardkitLanguageServer(LanguageServer):
             except asyncio.CancelledError:
                 raise
             except Exception:
-                self.log(
-                    f"checking {uri} failed:\n{traceback.format_exc()}", types.MessageType.Error
-                )
+                self.log(f"checking {uri} failed:\n{_error_text()}", types.MessageType.Error)
 
         return run
 
@@ -351,27 +460,29 @@ class RewardkitLanguageServer(LanguageServer):
         """Re-check every open document at once (configuration or settings changed)."""
         self.generation += 1
         if self.pulls_diagnostics:
-            if self.client_supports("workspace.diagnostics.refresh_support"):
-                self.workspace_diagnostic_refresh(None)
+            self.refresh_pulled_diagnostics()
             return
         for uri in list(self.documents):
             self.schedule(uri, 0)
 
-    async def lookup_versions(self, uri: str) -> list[CheckedVersion]:
-        """Where hover and completion look, in order: the current results, then, while the current
-        text has a syntax error, the latest version that parsed (for the definition being typed)."""
-        checked = await self.check(uri)
-        if checked is None:
-            return []
-        document = self.documents.get(uri)
-        fallback = document.last_parsed if document is not None else None
-        if checked.analysis.syntax_error is None or fallback is None:
-            return [checked]
-        return [checked, fallback]
+    async def check_configuration(self) -> None:
+        """Re-read the configuration if one of its files changed (for clients without watchers)."""
+        reply = await self.worker.request("config_check")
+        if reply["changed"]:
+            self.log(f"configuration changed ({', '.join(reply['changed'])}): re-checking")
+            await self.recheck_all()
 
 
 def _newer(version: int | None, than: int | None) -> bool:
     return version is None or than is None or version >= than
+
+
+def _error_text() -> str:
+    """The current exception's traceback (the analysis process's own, when it raised there)."""
+    error = sys.exc_info()[1]
+    if isinstance(error, WorkerError):
+        return str(error)
+    return traceback.format_exc()
 
 
 def guarded(handler: Handler) -> Handler:
@@ -382,10 +493,7 @@ def guarded(handler: Handler) -> Handler:
 
     def report(ls: RewardkitLanguageServer, args: tuple[Any, ...]) -> None:
         about = ", ".join(type(arg).__name__ for arg in args)
-        ls.log(
-            f"{handler.__name__}({about}) failed:\n{traceback.format_exc()}",
-            types.MessageType.Error,
-        )
+        ls.log(f"{handler.__name__}({about}) failed:\n{_error_text()}", types.MessageType.Error)
 
     if inspect.iscoroutinefunction(handler):
 
@@ -414,15 +522,18 @@ def guarded(handler: Handler) -> Handler:
 
 
 def initialize(ls: RewardkitLanguageServer, params: types.InitializeParams) -> None:
-    """Take the initial settings from ``initializationOptions``."""
+    """Take the initial settings from ``initializationOptions``; start the analysis session."""
     ls.initial_settings = ls.apply_settings(
         ServerSettings(), params.initialization_options, "initializationOptions"
     )
     ls.global_settings = ls.initial_settings
+    ls.initialized = True
+    ls.send_session()
 
 
 async def initialized(ls: RewardkitLanguageServer, params: types.InitializedParams) -> None:
     """Ask for settings and for file watching of configuration files, when the client can."""
+    memory.freeze()  # start-up objects (lsprotocol's classes, cattrs' hooks) are never garbage
     try:
         if ls.client_supports("workspace.configuration"):
             await ls.fetch_settings()
@@ -462,18 +573,20 @@ async def did_change_configuration(
 async def did_change_workspace_folders(
     ls: RewardkitLanguageServer, params: types.DidChangeWorkspaceFoldersParams
 ) -> None:
-    """Folders came or went: their settings may differ."""
+    """Folders came or went: their settings may differ, and so do the files RK401 covers."""
     if ls.client_supports("workspace.configuration"):
         await ls.fetch_settings()
+    ls.send_session()
     await ls.recheck_all()
 
 
 async def did_change_watched_files(
     ls: RewardkitLanguageServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    """A ``pyproject.toml`` or task schema changed: re-read configuration and re-check."""
+    """A ``pyproject.toml``, task schema or Python file changed: re-read what depends on it."""
     paths = [path for change in params.changes if (path := to_fs_path(change.uri))]
-    if ls.configs.invalidate(paths):
+    reply = await ls.worker.request("files_changed", paths=paths)
+    if reply["config"]:
         ls.log(f"configuration changed ({', '.join(paths)}): re-checking open documents")
         await ls.recheck_all()
 
@@ -481,11 +594,17 @@ async def did_change_watched_files(
 # -- document synchronisation and diagnostics ---------------------------------------------------
 
 
+def _watches_files(ls: RewardkitLanguageServer) -> bool:
+    return ls.client_supports("workspace.did_change_watched_files.dynamic_registration")
+
+
 def did_open(ls: RewardkitLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-    """Track the document and check it at once."""
+    """Track the document and check it at once (the check also looks for a changed configuration)."""
     item = params.text_document
     ls.documents[item.uri] = OpenDocument(item.uri, to_fs_path(item.uri), item.language_id or "")
     ls.schedule(item.uri, 0)
+    if not _watches_files(ls):
+        ls.background(ls.worker.request("rescan"), "re-reading the workspace's files")
 
 
 def did_change(ls: RewardkitLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -495,68 +614,63 @@ def did_change(ls: RewardkitLanguageServer, params: types.DidChangeTextDocumentP
         ls.schedule(uri, ls.settings_for(uri).debounce_ms)
 
 
-def did_save(ls: RewardkitLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-    """Check at once on save (replacing a pending debounced check)."""
-    if params.text_document.uri in ls.documents:
-        ls.schedule(params.text_document.uri, 0)
+async def did_save(ls: RewardkitLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Check at once on save; a client without file watching may have changed the configuration."""
+    uri = params.text_document.uri
+    if uri not in ls.documents:
+        return
+    ls.schedule(uri, 0)
+    if not _watches_files(ls):
+        await ls.check_configuration()
+        ls.background(ls.worker.request("rescan"), "re-reading the workspace's files")
 
 
-def did_close(ls: RewardkitLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    """Forget the document and clear its diagnostics."""
+async def did_close(ls: RewardkitLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    """Forget the document and clear its diagnostics; its file on disk counts again for RK401."""
     uri = params.text_document.uri
     ls.debouncer.cancel(uri)
     if ls.documents.pop(uri, None) is not None:
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
+        ls.send_diagnostics(uri, None, [])
+        reply = await ls.worker.request("close", uri=uri)
+        ls.publish_related(reply["related"])
 
 
 async def pull_diagnostics(
     ls: RewardkitLanguageServer, params: types.DocumentDiagnosticParams
-) -> types.DocumentDiagnosticReport:
+) -> dict[str, Any]:
     """``textDocument/diagnostic``: the current version's diagnostics (unchanged if already sent)."""
-    checked = await ls.check(params.text_document.uri)
-    if checked is None:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
-    result_id = f"{checked.version}:{hash(checked.text)}:{hash(checked.settings)}:{checked.config.fingerprint}"
-    if params.previous_result_id == result_id:
-        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-    return types.RelatedFullDocumentDiagnosticReport(items=checked.diagnostics, result_id=result_id)
+    result = await ls.check(params.text_document.uri)
+    if result is None:
+        return {"kind": "full", "items": []}
+    if params.previous_result_id == result.result_id:
+        return {"kind": "unchanged", "resultId": result.result_id}
+    return {"kind": "full", "items": result.diagnostics, "resultId": result.result_id}
 
 
 # -- code actions, hover, completion ---------------------------------------------------------------
 
 
-async def code_action(
-    ls: RewardkitLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
+async def _ask(ls: RewardkitLanguageServer, kind: str, uri: str, **payload: Any) -> Any:
+    """Ask the analysis process about the current version of ``uri`` (``None`` if it moved on)."""
+    result = await ls.check(uri)
+    if result is None or not ls.is_current(uri, result.version, result.generation):
+        return None
+    return await ls.worker.request(kind, uri=uri, version=result.version, **payload)
+
+
+async def code_action(ls: RewardkitLanguageServer, params: types.CodeActionParams) -> Any:
     """Quick fixes of the diagnostics in the range: the engine's fixes, then a suppression comment."""
     only = params.context.only
     if only and not any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only):
         return None
-    uri = params.text_document.uri
-    checked = await ls.check(uri)
-    if checked is None or not ls.is_current(uri, checked.version):
-        return None
-    start = checked.index.from_client(params.range.start)
-    end = checked.index.from_client(params.range.end)
-    select_in = checked.text if ls.client_supports("window.show_document.support") else None
-    actions = []
-    for diagnostic, lsp_diagnostic in zip(checked.analysis.diagnostics, checked.diagnostics):
-        if not overlaps(
-            diagnostic.span, (start.line + 1, start.column), (end.line + 1, end.column)
-        ):
-            continue
-        fixes = [*diagnostic.fixes]
-        if diagnostic.code != SYNTAX_ERROR_CODE:
-            fixes.append(suppression_fix(diagnostic, checked.text))
-        actions += [
-            to_code_action(
-                fix, lsp_diagnostic, uri, checked.version, checked.index, select_in=select_in
-            )
-            for fix in fixes
-        ]
-    return actions
+    start, end = params.range.start, params.range.end
+    return await _ask(
+        ls,
+        "code_action",
+        params.text_document.uri,
+        start=(start.line, start.character),
+        end=(end.line, end.character),
+    )
 
 
 async def select_range(ls: RewardkitLanguageServer, uri: str, selection: types.Range) -> None:
@@ -570,50 +684,35 @@ async def select_range(ls: RewardkitLanguageServer, uri: str, selection: types.R
     )
 
 
-async def hover(ls: RewardkitLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    """What a reward parameter receives: a predefined field's documentation or a task field's source."""
-    for checked in await ls.lookup_versions(params.text_document.uri):
-        position = checked.index.from_client(params.position)
-        found = parameter_at(checked.analysis.rewards, position.line + 1, position.column)
-        if found is None:
-            continue
-        reward, parameter = found
-        return types.Hover(
-            contents=types.MarkupContent(
-                kind=ls.markup_kind("text_document.hover.content_format"),
-                value=hover_markdown(reward, parameter, checked.config),
-            ),
-            range=span_range(parameter.span, checked.index),
-        )
-    return None
+async def hover(ls: RewardkitLanguageServer, params: types.HoverParams) -> Any:
+    """What a reward parameter receives: a predefined field's documentation or a task field's
+    source, and what its diagnostics say about it (the same did-you-mean)."""
+    position = params.position
+    return await _ask(
+        ls, "hover", params.text_document.uri, line=position.line, character=position.character
+    )
 
 
-async def completion(
-    ls: RewardkitLanguageServer, params: types.CompletionParams
-) -> types.CompletionList | None:
+async def completion(ls: RewardkitLanguageServer, params: types.CompletionParams) -> Any:
     """Inside a reward's parameter list: the field names it does not declare yet."""
-    for checked in await ls.lookup_versions(params.text_document.uri):
-        position = checked.index.from_client(params.position)
-        line, column = position.line + 1, position.column
-        reward = reward_with_parameter_list_at(checked.analysis.rewards, line, column)
-        if reward is None:
-            continue
-        kind = ls.markup_kind("text_document.completion.completion_item.documentation_format")
-        items = field_completions(reward, checked.config, line, column, kind)
-        return types.CompletionList(is_incomplete=False, items=items)
-    return None
+    position = params.position
+    return await _ask(
+        ls, "completion", params.text_document.uri, line=position.line, character=position.character
+    )
 
 
 def shutdown(ls: RewardkitLanguageServer, params: None) -> None:
     """Stop background checks."""
     for uri in list(ls.documents):
         ls.debouncer.cancel(uri)
-    ls.checker.shutdown(wait=False, cancel_futures=True)
 
 
-def create_server() -> RewardkitLanguageServer:
+def create_server(worker: WorkerClient | None = None) -> RewardkitLanguageServer:
     """A new server with every handler registered (one per process; tests start processes)."""
-    server = RewardkitLanguageServer()
+    server = RewardkitLanguageServer(worker)
+    server.protocol._converter.register_structure_hook(
+        types.ClientCapabilities, structure_capabilities
+    )
     features: list[tuple[str, Callable[..., Any], Any]] = [
         (types.INITIALIZE, initialize, None),
         (types.INITIALIZED, initialized, None),
@@ -629,7 +728,7 @@ def create_server() -> RewardkitLanguageServer:
             types.TEXT_DOCUMENT_DIAGNOSTIC,
             pull_diagnostics,
             types.DiagnosticOptions(
-                identifier=SECTION, inter_file_dependencies=False, workspace_diagnostics=False
+                identifier=SECTION, inter_file_dependencies=True, workspace_diagnostics=False
             ),
         ),
         (

@@ -75,15 +75,19 @@ def pair_report(
     gold: str,
     expected: bool,
     verdict: PairVerdict,
-    grader: str,
+    grader: PairGrader,
     policy: str | None,
     note: str | None = None,
 ) -> str:
-    """The failure text of an answer pair."""
+    """The failure text of an answer pair that named ``policy`` (None: none); the report shows
+    the policy in effect (the grader's default when none was named), or none for a grader
+    that has no policies."""
+    in_effect = grader.policy_in_effect(policy)
+    graded_by = f"grader: {grader.name}" + ("" if in_effect is None else f", policy: {in_effect}")
     lines = [
         f"{title} failed at {location}",
         f"  expected : {_equivalence(expected)}",
-        f"  verdict  : {_equivalence(verdict.equivalent)} (grader: {grader}, policy: {policy or 'default'})",
+        f"  verdict  : {_equivalence(verdict.equivalent)} ({graded_by})",
         f"  rule     : {verdict.reason}",
     ]
     if verdict.tag:
@@ -113,7 +117,7 @@ def check_pair(case: PairCase, grader: PairGrader, *, location: str | None = Non
             gold=case.gold,
             expected=case.equivalent,
             verdict=verdict,
-            grader=grader.name,
+            grader=grader,
             policy=case.policy,
             note=case.note,
         )

@@ -61,7 +61,7 @@ class GoldenChecker:
                 gold=gold,
                 expected=expected,
                 verdict=verdict,
-                grader=pair_grader.name,
+                grader=pair_grader,
                 policy=policy,
                 note=note,
             )

@@ -24,6 +24,8 @@ from rewardkit.testing.calling import (
 
 DEFAULT_GRADER = "math"
 MATH_POLICIES = ("lenient", "strict")
+# What ``rewardkit.math.compare_answers`` uses when a pair names no policy.
+DEFAULT_MATH_POLICY = "lenient"
 
 
 class UnknownGraderError(LookupError):
@@ -79,6 +81,11 @@ class PairGrader:
     def __call__(self, given: str, gold: str, policy: str | None) -> PairVerdict:
         raise NotImplementedError
 
+    def policy_in_effect(self, policy: str | None) -> str | None:
+        """The policy a pair naming ``policy`` (None: none) is graded under, as a failure report
+        shows it; None when the grader has no policies."""
+        return policy if self.accepts_policy else None
+
 
 class MathPairGrader(PairGrader):
     """The math grader's answer-vs-answer comparison (``rewardkit.math.compare_answers``)."""
@@ -89,7 +96,12 @@ class MathPairGrader(PairGrader):
     def __call__(self, given: str, gold: str, policy: str | None) -> PairVerdict:
         from rewardkit.math import compare_answers
 
-        return _from_verdict_object(compare_answers(given, gold, policy=policy or "lenient"))
+        return _from_verdict_object(
+            compare_answers(given, gold, policy=self.policy_in_effect(policy))
+        )
+
+    def policy_in_effect(self, policy: str | None) -> str:
+        return policy or DEFAULT_MATH_POLICY
 
 
 class FunctionPairGrader(PairGrader):
@@ -105,11 +117,27 @@ class FunctionPairGrader(PairGrader):
         self.accepts_policy = any(
             p.name == "policy" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
         )
+        # The function's own default, when it declares one: what a pair without a policy gets.
+        self.default_policy = next(
+            (
+                str(p.default)
+                for p in parameters
+                if p.name == "policy" and p.default is not inspect.Parameter.empty
+            ),
+            None,
+        )
 
     def __call__(self, given: str, gold: str, policy: str | None) -> PairVerdict:
         if self.accepts_policy and policy is not None:
             return _from_verdict_object(self.function(given, gold, policy=policy))
         return _from_verdict_object(self.function(given, gold))
+
+    def policy_in_effect(self, policy: str | None) -> str | None:
+        if not self.accepts_policy:
+            return None
+        if policy is not None:
+            return policy
+        return self.default_policy or "none passed"
 
 
 class RewardPairGrader(PairGrader):

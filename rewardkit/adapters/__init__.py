@@ -13,7 +13,13 @@ from rewardkit.adapters.messages import COMMON_STOP_STRINGS, AdapterInputError
 from rewardkit.adapters.openrlhf import OPENRLHF_RESERVED_EXTRAS, OpenRLHFReward, to_openrlhf
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.adapters.trl import AsyncTrlReward, TrlReward, to_trl
-from rewardkit.adapters.verl import VERL_RESERVED_EXTRAS, AsyncVerlReward, VerlReward, to_verl
+from rewardkit.adapters.verl import (
+    VERL_RESERVED_EXTRAS,
+    AsyncVerlReward,
+    VerlReward,
+    VerlScore,
+    to_verl,
+)
 
 __all__ = [
     "COMMON_STOP_STRINGS",
@@ -30,6 +36,7 @@ __all__ = [
     "RewardReference",
     "TrlReward",
     "VerlReward",
+    "VerlScore",
     "to_agentfly",
     "to_openrlhf",
     "to_trl",

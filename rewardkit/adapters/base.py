@@ -25,7 +25,7 @@ from rewardkit.adapters.extras import ExtrasSchema
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import build_fields, call_in_daemon_thread, is_wait_for_timeout
+from rewardkit.calculate import CallTimedOut, await_within, build_fields, timeout_error
 from rewardkit.errors import (
     FieldCollisionError,
     MissingFieldError,
@@ -33,6 +33,7 @@ from rewardkit.errors import (
     describe_error,
 )
 from rewardkit.results import RewardResult
+from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import as_reward
 
 logger = logging.getLogger("rewardkit.adapters")
@@ -213,8 +214,8 @@ class RewardAdapter:
         )
         return Scored(self.fallback, None, text)
 
-    def _timeout_error(self, index: int) -> TimeoutError:
-        return TimeoutError(f"reward {self.__name__!r} took longer than {self.timeout} s on sample {index}")
+    def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
+        return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
 
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample from sync code, under the timeout and the error policy."""
@@ -228,9 +229,10 @@ class RewardAdapter:
             if self.timeout is None:
                 result = reward.invoke(fields)
             else:
-                call = call_in_daemon_thread(reward.invoke, fields)
+                call = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
                 if not concurrent.futures.wait([call], self.timeout).done:
-                    return self._failed(index, self._timeout_error(index), timed_out=True)
+                    timed_out = CallTimedOut(started=not call.cancel())
+                    return self._failed(index, self._timeout_error(index, timed_out), timed_out=True)
                 result = call.result()  # the reward's own exception, a TimeoutError included
         except CONFIGURATION_ERRORS:
             raise
@@ -242,18 +244,17 @@ class RewardAdapter:
         reward = self.reward
         try:
             if reward.is_async:
-                pending = reward.invoke(fields)
+                result = await await_within(reward.invoke(fields), self.timeout)
             elif self.timeout is None:
                 result = reward.invoke(fields)
-                return Scored(result.reward, result.extras)
             else:
-                pending = asyncio.wrap_future(call_in_daemon_thread(reward.invoke, fields))
-            result = await (pending if self.timeout is None else asyncio.wait_for(pending, self.timeout))
+                job = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
+                result = await await_within(asyncio.wrap_future(job), self.timeout, job=job)
         except CONFIGURATION_ERRORS:
             raise
+        except CallTimedOut as exc:
+            return self._failed(index, self._timeout_error(index, exc), timed_out=True)
         except Exception as exc:
-            if self.timeout is not None and is_wait_for_timeout(exc):
-                return self._failed(index, self._timeout_error(index), timed_out=True)
             return self._failed(index, exc)
         return Scored(result.reward, result.extras)
 

@@ -63,6 +63,15 @@ class ExtrasSchema:
                     self.keys = tuple(extras)
         return self.keys
 
+    def conform_all(self, batch: list[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
+        """``conform`` for a whole batch, the key set fixed by its first successful result even
+        when failed samples (``None``) come before it: every row of one batch has the same keys."""
+        for extras in batch:
+            if extras is not None:
+                self.learn(extras)
+                break
+        return [self.conform(extras) for extras in batch]
+
     def conform(self, extras: Mapping[str, Any] | None) -> dict[str, Any]:
         """``extras`` reduced or filled to the key set (``None``: a failed sample, all missing)."""
         if extras is None:

@@ -125,7 +125,7 @@ class OpenRLHFReward(RewardAdapter):
 
     def result(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs``."""
-        rows = [self.schema.conform(item.extras) for item in scored]
+        rows = self.schema.conform_all([item.extras for item in scored])
         rewards = [float(item.reward) for item in scored]  # type: ignore[arg-type]
         missing = float(as_number(self.missing_extra))  # type: ignore[arg-type]
         extra_logs: dict[str, list[float]] = {}

@@ -109,7 +109,7 @@ class TrlReward(RewardAdapter):
         log_metric: Callable[[str, float], Any] | None,
     ) -> list[float | None]:
         """Send extras and failures to TRL's logging callbacks; the rewards, one per completion."""
-        rows = [self.schema.conform(item.extras) for item in scored]
+        rows = self.schema.conform_all([item.extras for item in scored])
         keys = self.schema.keys or ()
         if log_metric is not None:
             for key in keys:

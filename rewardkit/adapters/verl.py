@@ -18,7 +18,11 @@ the single assistant message (verl passes no prompt text). Where ``ground_truth`
 ``extra_info`` key map to one field, ``ground_truth`` wins.
 
 Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample
-(``error`` holds the failure text, ``""`` when the sample succeeded).
+(``error`` holds the failure text, ``""`` when the sample succeeded), as a ``VerlScore``: a dict
+whose ``[0]`` is also the score, because verl's ``prime`` manager reads ``float(result[0])`` from
+anything that is not a number (verl's own ``(score, metadata)`` tuples). An ``acc`` extra (verl's
+``math_dapo`` returns one; validation makes it the headline metric) passes through; a failed
+sample's ``acc`` is 0.0, as verl's own managers write for a failed call.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
         "score": "verl reads the reward from it; the adapter fills it",
         "reward": "verl's validation collects each sample's score under it",
-        "acc": "verl's managers write it themselves and its validation makes it the headline metric",
         "error": "the adapter reports failures under it",
         "uid": "the trainer copies extras into the batch, and uid groups GRPO's samples",
         "data_source": "the trainer copies extras into the batch, where it names each sample's dataset",
@@ -57,6 +60,23 @@ VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     }
 )
 """Extras names verl's reward path uses itself, with the reason (verl 0.9 trainer and managers)."""
+
+
+class VerlScore(dict):  # type: ignore[type-arg]
+    """verl's result dict for one sample; ``result[0]`` is ``result["score"]`` too.
+
+    verl's ``prime`` manager reads ``float(result[0])`` from any result that is not a number (for
+    verl's own scorers that return ``(score, metadata)`` tuples); a plain dict would raise
+    ``KeyError: 0`` there, and prime then scores the whole batch 0.0. Every other manager reads
+    ``result["score"]`` and iterates the keys, where ``0`` never appears.
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, key: Any) -> Any:
+        if key.__class__ is int and key == 0:
+            return self["score"]
+        raise KeyError(key)
 
 
 class VerlReward(RewardAdapter):
@@ -102,10 +122,20 @@ class VerlReward(RewardAdapter):
 
     # -- results ----------------------------------------------------------------------------
 
-    def result(self, scored: Scored) -> dict[str, Any]:
-        """verl's dict for one sample: ``score``, the extras (fixed key set) and ``error``."""
-        extras = self.schema.conform(scored.extras)
-        return {"score": scored.reward, **extras, "error": scored.error or ""}
+    def result(self, scored: Scored, extras: dict[str, Any] | None = None) -> VerlScore:
+        """verl's dict for one sample: ``score``, the extras (fixed key set; ``extras`` if already
+        conformed) and ``error``. A failed sample's ``acc`` is 0.0 (it was not answered right),
+        not ``missing_extra``: verl's validation would otherwise leave it out of the accuracy."""
+        if extras is None:
+            extras = self.schema.conform(scored.extras)
+        if scored.error is not None and "acc" in extras:
+            extras["acc"] = 0.0
+        return VerlScore({"score": scored.reward, **extras, "error": scored.error or ""})
+
+    def results(self, scored: Sequence[Scored]) -> list[VerlScore]:
+        """verl's dicts for a batch, with one key set even when failures come first."""
+        rows = self.schema.conform_all([item.extras for item in scored])
+        return [self.result(item, row) for item, row in zip(scored, rows)]
 
     def _batch_inputs(
         self,
@@ -149,7 +179,7 @@ class VerlReward(RewardAdapter):
     ) -> Any:
         if solution_strs is not None:
             samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
-            return [self.result(scored) for scored in self.score_batch(samples)]
+            return self.results(self.score_batch(samples))
         sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
         return self.result(self.score_one(sample))
 
@@ -183,7 +213,7 @@ class AsyncVerlReward(VerlReward):
     ) -> Any:
         if solution_strs is not None:
             samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
-            return [self.result(scored) for scored in await self.score_batch_async(samples)]
+            return self.results(await self.score_batch_async(samples))
         sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
         return self.result(await self.score_one_async(sample))
 

@@ -8,13 +8,16 @@ the checked file. Task fields come from ``task_fields`` and/or the keys of a dat
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from rewardkit.checks.codes import unknown_code_prefixes
 from rewardkit.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -24,6 +27,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 SCHEMA_ROWS_READ = 50
 """How many rows of a ``task_schema`` file are read for field names and examples."""
+
+DEFAULT_MAX_FILE_SIZE = 1_000_000
+"""Modules longer than this many characters are not analysed (the language server's
+``maxFileSize`` default): checking one costs time and memory in proportion to its size."""
 
 PRESETS: Mapping[str, Mapping[str, str]] = MappingProxyType({"agentfly": AGENTFLY_INJECTED_FIELDS})
 """Named sets of extra injected fields (``preset = "agentfly"``)."""
@@ -38,6 +45,7 @@ KNOWN_KEYS = frozenset(
         "select",
         "ignore",
         "exclude",
+        "max_file_size",
     }
 )
 
@@ -110,6 +118,10 @@ class CheckConfig:
     preset: str | None = None
     config_path: str | None = None
     """The file this configuration was read from (``None`` for the default)."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """``rewardkit check`` does not analyse modules longer than this many characters."""
+    task_schema_path: str | None = None
+    """The dataset file ``task_schema`` names, resolved (watch it: its rows declare task fields)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "task_fields", _frozen(self.task_fields))
@@ -124,6 +136,11 @@ class CheckConfig:
     def has_task_fields(self) -> bool:
         """Whether any task field is declared (RK101 only runs when one is)."""
         return bool(self.task_fields)
+
+    @cached_property
+    def field_names(self) -> tuple[str, ...]:
+        """The names of :meth:`known_fields`, in the same order (computed once per config)."""
+        return tuple(self.known_fields())
 
     def known_fields(self) -> dict[str, str]:
         """Every name the runtime can fill: predefined, injected and task fields -> a one-line description."""
@@ -152,6 +169,7 @@ class CheckConfig:
             self.reward_decorators,
             self.select,
             self.ignore,
+            self.preset,
         )
 
     def with_task_fields(self, extra: Iterable[TaskField]) -> CheckConfig:
@@ -162,13 +180,19 @@ class CheckConfig:
         return replace(self, task_fields={**self.task_fields, **added})
 
     def with_overrides(
-        self, *, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+        self,
+        *,
+        select: Iterable[str] | None = None,
+        ignore: Iterable[str] | None = None,
+        max_file_size: int | None = None,
     ) -> CheckConfig:
-        """A copy with command-line ``--select`` (replacing) and ``--ignore`` (adding) applied."""
+        """A copy with command-line ``--select`` (replacing), ``--ignore`` (adding) and
+        ``--max-file-size`` (replacing) applied."""
         return replace(
             self,
             select=tuple(select) if select is not None else self.select,
             ignore=self.ignore + tuple(ignore or ()),
+            max_file_size=max_file_size if max_file_size is not None else self.max_file_size,
         )
 
 
@@ -230,11 +254,24 @@ def _string_list(table: Mapping[str, Any], key: str, config_file: Path) -> tuple
     return tuple(value)
 
 
+def _refuse_unknown_keys(table: Mapping[str, Any], config_file: Path) -> None:
+    """A misspelt key (``task_feilds``) would silently turn its checks off: it is an error instead."""
+    for key in table:
+        if key not in KNOWN_KEYS:
+            import difflib  # only on this error path: the CLI's start-up stays lean
+
+            close = difflib.get_close_matches(str(key), sorted(KNOWN_KEYS), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(KNOWN_KEYS))}"
+            raise ConfigError(f"{config_file}: [tool.rewardkit] has an unknown key {key!r}; {hint}")
+
+
 def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConfig:
+    _refuse_unknown_keys(table, config_file)
     task_fields: dict[str, TaskField] = {}
     for name in _string_list(table, "task_fields", config_file):
         task_fields[name] = TaskField(name, "pyproject", str(config_file))
     schema = table.get("task_schema")
+    schema_path = None
     if schema is not None:
         if not isinstance(schema, str):
             raise ConfigError(f"{config_file}: [tool.rewardkit] task_schema must be a path string")
@@ -266,8 +303,6 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
         injected.update(PRESETS[preset])
     for name in _string_list(table, "injected_fields", config_file):
         injected.setdefault(name, f"injected by the framework (`injected_fields` in {config_file})")
-    from rewardkit.checks.rules import unknown_code_prefixes  # the rules import this module
-
     codes = {key: _string_list(table, key, config_file) for key in ("select", "ignore")}
     for key, prefixes in codes.items():
         unknown = unknown_code_prefixes(prefixes)
@@ -276,6 +311,11 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
                 f"{config_file}: [tool.rewardkit] {key}: no rule code starts with "
                 f"{', '.join(map(repr, unknown))}"
             )
+    max_file_size = table.get("max_file_size", DEFAULT_MAX_FILE_SIZE)
+    if isinstance(max_file_size, bool) or not isinstance(max_file_size, int) or max_file_size < 1:
+        raise ConfigError(
+            f"{config_file}: [tool.rewardkit] max_file_size must be a positive integer (characters)"
+        )
     return CheckConfig(
         task_fields=task_fields,
         injected_fields=injected,
@@ -285,6 +325,8 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
         exclude=_string_list(table, "exclude", config_file),
         preset=preset,
         config_path=str(config_file),
+        max_file_size=max_file_size,
+        task_schema_path=str(schema_path) if schema_path is not None else None,
     )
 
 
@@ -308,15 +350,24 @@ def read_task_schema(schema_path: Path) -> dict[str, TaskField]:
                         raise ConfigError(
                             f"{schema_path}:{line_number}: invalid JSON: {exc.msg}"
                         ) from exc
+                    except RecursionError:
+                        raise ConfigError(
+                            f"{schema_path}:{line_number}: JSON nested too deeply to read"
+                        ) from None
                     if len(rows) >= SCHEMA_ROWS_READ:
                         break
             else:
+                text = stream.read()
                 try:
-                    document = json.load(stream)
+                    document = json.loads(text)
                 except json.JSONDecodeError as exc:
                     raise ConfigError(
                         f"{schema_path}:{exc.lineno}: invalid JSON: {exc.msg}"
                     ) from exc
+                except RecursionError:
+                    raise ConfigError(
+                        f"{schema_path}:{_deepest_line(text)}: JSON nested too deeply to read"
+                    ) from None
                 if isinstance(document, dict) and isinstance(document.get("data"), list):
                     document = document["data"]
                 if not isinstance(document, list):
@@ -337,3 +388,25 @@ def read_task_schema(schema_path: Path) -> dict[str, TaskField]:
             if key not in fields:
                 fields[key] = TaskField(key, "dataset", str(schema_path), value, True)
     return fields
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]|\n')
+
+
+def _deepest_line(text: str) -> int:
+    """The line where a JSON document's nesting is deepest (where a too-deep document fails)."""
+    depth = deepest = 0
+    line = deepest_line = 1
+    for token in _JSON_TOKEN.finditer(text):
+        kind = token.group()[0]
+        if kind == "\n":
+            line += 1
+        elif kind in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif kind in "]}":
+            depth -= 1
+        else:
+            line += token.group().count("\n")  # (a string cannot hold a raw newline; be safe)
+    return deepest_line

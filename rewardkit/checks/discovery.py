@@ -1,20 +1,25 @@
 """Find reward definitions in a parsed chunk and collect, in one walk of each, the facts rules check.
 
-Rewards are recognised through the module's imports (:class:`ImportContext`): ``@reward`` and
+Rewards are recognised through the imports in scope (:class:`ImportContext`): ``@reward`` and
 ``@reward(...)`` imported from ``rewardkit`` or ``agentfly`` (any submodule, or a relative
-``reward_base`` module inside AgentFly), under an alias or through a module alias, the decorators
-named in the config, and subclasses of ``BaseReward`` with their ``call`` method.
+``reward_base`` module inside AgentFly), under an alias or through a module alias, at the top of
+the module or inside the enclosing function (``def main(): from agentfly.rewards import reward``),
+the decorators named in the config, and subclasses of ``BaseReward`` with their ``call`` method.
+
+The trees are CPython's :mod:`ast` (the parser every Python file must pass anyway, and ten times
+faster than a concrete syntax tree); :mod:`rewardkit.checks.positions` turns its byte columns
+into the engine's code-point columns and slices the source text fixes reuse.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
-
-import libcst as cst
+from typing import Literal
 
 from rewardkit.checks.model import ParameterKind, RewardDefinition, RewardParameter, Span
 from rewardkit.checks.positions import NodePositions
@@ -22,13 +27,48 @@ from rewardkit.checks.positions import NodePositions
 REWARD_PACKAGES = ("rewardkit", "agentfly")
 """Top-level packages whose ``reward`` and ``BaseReward`` define rewards."""
 
-MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly|BaseReward|reward_base|from\s+\.+\w*reward")
-"""Text every module that defines a reward contains (through its imports); others are skipped unparsed."""
+MAY_DEFINE_REWARDS = re.compile(r"rewardkit|agentfly")
+"""Text a module that imports ``reward``/``BaseReward`` from rewardkit or AgentFly contains (at
+module level or inside a function); AgentFly's own relative imports are looked for separately
+(:func:`rewardkit.checks.engine.may_define_rewards`)."""
 
 CONTEXT_COROUTINE_METHODS = frozenset(
     {"acquire_resource", "release_resource", "end_resource", "close"}
 )
 """Coroutine methods of ``rewardkit.Context`` (a test keeps this in sync with the class)."""
+
+KNOWN_COROUTINE_FUNCTIONS = frozenset(
+    {
+        "asyncio.sleep",
+        "asyncio.wait_for",
+        "asyncio.wait",
+        "asyncio.to_thread",
+        "asyncio.create_subprocess_exec",
+        "asyncio.create_subprocess_shell",
+        "asyncio.open_connection",
+        "asyncio.open_unix_connection",
+        "asyncio.start_server",
+        "rewardkit.calculate_reward",
+        "rewardkit.calculate_rewards",
+        "rewardkit.calculate.calculate_reward",
+        "rewardkit.calculate.calculate_rewards",
+        "agentfly.rewards.calculate_reward",
+        "agentfly.rewards.reward_base.calculate_reward",
+    }
+)
+"""Imported coroutine functions the analysis resolves without reading their module: asyncio's,
+and the reward runtimes' own (a test keeps rewardkit's in sync with the runtime)."""
+
+TRANSPARENT_DECORATORS = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "abc.abstractmethod",
+        "typing.override",
+        "typing_extensions.override",
+    }
+)
+"""Decorators that leave an ``async def`` a coroutine function (unknown decorators may not)."""
 
 BLOCKING_CALLS = frozenset(
     {
@@ -60,40 +100,59 @@ ENV_FIELD = (
 )
 """What ``env`` receives in a reward whose decorator passes ``env_cls``."""
 
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+Runtime = Literal["rewardkit", "agentfly", "configured"]
+"""Whose wrapper calls the reward: rewardkit's, AgentFly's own, or a configured decorator."""
 
-def dotted_name(expression: cst.CSTNode | None) -> str | None:
+
+def dotted_name(expression: ast.AST | None) -> str | None:
     """``a.b.c`` for a ``Name``/``Attribute`` chain, else ``None``."""
     parts: list[str] = []
-    while isinstance(expression, cst.Attribute):
-        parts.append(expression.attr.value)
+    while isinstance(expression, ast.Attribute):
+        parts.append(expression.attr)
         expression = expression.value
-    if not isinstance(expression, cst.Name):
+    if not isinstance(expression, ast.Name):
         return None
-    parts.append(expression.value)
+    parts.append(expression.id)
     return ".".join(reversed(parts))
 
 
-def _is_kit_name(qualified: str, leaf: str) -> bool:
+def kit_runtime(qualified: str, leaf: str) -> Runtime | None:
+    """Which runtime's ``leaf`` (``reward`` or ``BaseReward``) a qualified name is, if any."""
     module, _, name = qualified.rpartition(".")
     if name != leaf or not module:
-        return False
+        return None
     if module.startswith("."):
-        return "reward" in module
-    return module.split(".", 1)[0] in REWARD_PACKAGES
+        return "agentfly" if "reward" in module else None  # AgentFly's own modules
+    package = module.split(".", 1)[0]
+    if package in REWARD_PACKAGES:
+        return "agentfly" if package == "agentfly" else "rewardkit"
+    return None
 
 
 @dataclass(frozen=True)
 class ImportContext:
-    """What the module's imports make of names: the part of a definition's meaning outside its text."""
+    """What the imports in scope make of names: the part of a definition's meaning outside its text."""
 
     bindings: tuple[tuple[str, str], ...] = ()
-    """(local name, qualified name) for every top-level import, in order."""
+    """(local name, qualified name) for every import in scope, in order (later ones win)."""
     star_modules: tuple[str, ...] = ()
     extra_decorators: tuple[str, ...] = ()
+    coroutine_functions: frozenset[str] = frozenset()
+    """Names in scope bound only to a coroutine function (``async def`` the module defines)."""
 
     @cached_property
     def _map(self) -> dict[str, str]:
         return dict(self.bindings)
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(
+            (self.bindings, self.star_modules, self.extra_decorators, self.coroutine_functions)
+        )
+
+    def __hash__(self) -> int:  # computed once: contexts key the engine's cache of analyses
+        return self._hash
 
     def qualify(self, dotted: str) -> str:
         """The qualified name a local dotted name refers to (itself when not imported)."""
@@ -101,91 +160,256 @@ class ImportContext:
         target = self._map.get(head)
         if target is None:
             for module in self.star_modules:
-                if _is_kit_name(f"{module}.{head}", head):
+                if kit_runtime(f"{module}.{head}", head) is not None:
                     return f"{module}.{dotted}"
             return dotted
         return target + sep + rest
 
-    def is_reward_decorator(self, dotted: str) -> bool:
-        """Whether ``@dotted`` (or ``@dotted(...)``) makes a reward."""
+    def decorator_runtime(self, dotted: str) -> Runtime | None:
+        """Whose reward ``@dotted`` (or ``@dotted(...)``) makes, if it makes one."""
         qualified = self.qualify(dotted)
-        if _is_kit_name(qualified, "reward"):
-            return True
+        runtime = kit_runtime(qualified, "reward")
+        if runtime is not None:
+            return runtime
         for extra in self.extra_decorators:
             if "." in extra:
                 if qualified == extra:
-                    return True
+                    return "configured"
             elif dotted == extra or qualified.rsplit(".", 1)[-1] == extra:
-                return True
-        return False
+                return "configured"
+        return None
+
+    def is_reward_decorator(self, dotted: str) -> bool:
+        """Whether ``@dotted`` (or ``@dotted(...)``) makes a reward."""
+        return self.decorator_runtime(dotted) is not None
+
+    def base_runtime(self, dotted: str) -> Runtime | None:
+        """Whose ``BaseReward`` a class base is, if it is one."""
+        return kit_runtime(self.qualify(dotted), "BaseReward")
 
     def is_base_reward(self, dotted: str) -> bool:
         """Whether a class base refers to ``BaseReward``."""
-        return _is_kit_name(self.qualify(dotted), "BaseReward")
+        return self.base_runtime(dotted) is not None
+
+    def is_coroutine_function(self, dotted: str) -> bool:
+        """Whether calling ``dotted`` certainly returns a coroutine (what the analysis resolves)."""
+        if "." not in dotted and dotted in self.coroutine_functions:
+            return True
+        return self.qualify(dotted) in KNOWN_COROUTINE_FUNCTIONS
+
+    def inner(self, scope: LocalScope) -> ImportContext:
+        """The context inside a function or class body: its own imports and definitions on top."""
+        if not scope.imports and not scope.coroutines and not scope.bound:
+            return self
+        imported = {local for local, _ in scope.imports}
+        coroutines = (self.coroutine_functions - scope.bound - imported) | scope.coroutines
+        return replace(self, bindings=self.bindings + scope.imports, coroutine_functions=coroutines)
 
 
-def _import_bindings(statement: cst.CSTNode) -> Iterator[tuple[str, str]]:
-    if isinstance(statement, cst.Import):
+def _import_bindings(statement: ast.AST) -> Iterator[tuple[str, str]]:
+    if isinstance(statement, ast.Import):
         for alias in statement.names:
-            name = dotted_name(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                yield alias.asname.name.value, name
+            if alias.asname is not None:
+                yield alias.asname, alias.name
             else:
-                head = name.split(".", 1)[0]
+                head = alias.name.split(".", 1)[0]
                 yield head, head
-    elif isinstance(statement, cst.ImportFrom):
-        module = "." * len(statement.relative) + (dotted_name(statement.module) or "")
-        if isinstance(statement.names, cst.ImportStar):
-            yield "*", module
-            return
+    elif isinstance(statement, ast.ImportFrom):
+        module = "." * statement.level + (statement.module or "")
         for alias in statement.names:
-            name = dotted_name(alias.name) or ""
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            yield local, (module + name if module.endswith(".") else f"{module}.{name}")
+            if alias.name == "*":
+                yield "*", module
+                continue
+            local = alias.asname or alias.name
+            yield local, (module + alias.name if module.endswith(".") else f"{module}.{alias.name}")
 
 
-def collect_imports(module: cst.Module) -> tuple[tuple[str, str], ...]:
-    """Every import binding at the module's top level (also inside top-level ``if``/``try``/``with``)."""
-    found: list[tuple[str, str]] = []
-    pending: list[cst.CSTNode] = list(reversed(module.body))
+TRY_STATEMENTS: tuple[type[ast.stmt], ...] = (
+    (ast.Try, ast.TryStar) if sys.version_info >= (3, 11) else (ast.Try,)
+)
+"""``try`` and, on Python 3.11+, ``try``/``except*``."""
+
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    **dict.fromkeys(TRY_STATEMENTS, ("body", "handlers", "orelse", "finalbody")),
+    ast.Match: ("cases",),
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+}
+"""The fields of each compound statement that hold blocks of statements (handlers and cases
+hold one block each)."""
+
+
+def block_statements(statement: ast.AST) -> list[ast.stmt]:
+    """The statements directly in a compound statement's blocks (not in nested scopes' bodies)."""
+    names = _BLOCKS.get(type(statement))
+    if names is None:
+        return []
+    found: list[ast.stmt] = []
+    for name in names:
+        for item in getattr(statement, name):
+            if isinstance(item, (ast.ExceptHandler, ast.match_case)):
+                found.extend(item.body)
+            else:
+                found.append(item)
+    return found
+
+
+_SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _scope_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a scope's body, nested blocks included, nested scopes excluded."""
+    pending = list(reversed(body))
     while pending:
         statement = pending.pop()
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                found.extend(_import_bindings(small))
-        elif isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With, cst.Else, cst.Finally)):
-            blocks = [statement.body]
-            if isinstance(statement, cst.If) and statement.orelse is not None:
-                blocks.append(statement.orelse)  # type: ignore[arg-type]
-            if isinstance(statement, (cst.Try, cst.TryStar)):
-                blocks.extend(statement.handlers)  # type: ignore[arg-type]
-                if statement.orelse is not None:
-                    blocks.append(statement.orelse)  # type: ignore[arg-type]
-                if statement.finalbody is not None:
-                    blocks.append(statement.finalbody)  # type: ignore[arg-type]
-            for block in reversed(blocks):
-                if isinstance(
-                    block, (cst.If, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler)
-                ):
-                    pending.append(block)
-                elif isinstance(block, cst.IndentedBlock):
-                    pending.extend(reversed(block.body))
-        elif isinstance(statement, (cst.ExceptHandler, cst.ExceptStarHandler)) and isinstance(
-            statement.body, cst.IndentedBlock
+        yield statement
+        if type(statement) in _BLOCKS and not isinstance(statement, _SCOPE_TYPES):
+            pending.extend(reversed(block_statements(statement)))
+
+
+def collect_imports(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
+    """Every import binding of a scope (also inside its ``if``/``try``/``with``/loop blocks)."""
+    return scan_scope(body)[0]
+
+
+def _target_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+Definition = tuple[str, bool, tuple[str, ...]]
+"""A name a scope binds: (name, bound by an ``async def``, the dotted names of its decorators);
+a name bound any other way has ``False`` and no decorators."""
+
+
+def scope_definitions(body: Sequence[ast.stmt]) -> tuple[Definition, ...]:
+    """Every name a scope's statements bind (imports excepted, see :func:`collect_imports`)."""
+    return scan_scope(body)[1]
+
+
+def statement_bindings(statement: ast.stmt) -> Iterator[Definition]:
+    """The names one statement binds in its scope (not counting imports)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        decorators = tuple(
+            dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
+            for d in statement.decorator_list
+        )
+        yield statement.name, isinstance(statement, ast.AsyncFunctionDef), decorators
+    elif isinstance(statement, ast.ClassDef):
+        yield statement.name, False, ()
+    elif isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            for name in _target_names(target):
+                yield name, False, ()
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        for name in _target_names(statement.target):
+            yield name, False, ()
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        for item in statement.items:
+            if item.optional_vars is not None:
+                for name in _target_names(item.optional_vars):
+                    yield name, False, ()
+    elif isinstance(statement, TRY_STATEMENTS):
+        for handler in statement.handlers:
+            if handler.name:
+                yield handler.name, False, ()
+
+
+def scan_scope(
+    body: Sequence[ast.stmt],
+) -> tuple[tuple[tuple[str, str], ...], tuple[Definition, ...]]:
+    """(import bindings, other bindings) of a scope's statements, in one walk."""
+    imports: list[tuple[str, str]] = []
+    definitions: list[Definition] = []
+    for statement in _scope_statements(body):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            imports.extend(_import_bindings(statement))
+        else:
+            definitions.extend(statement_bindings(statement))
+    return tuple(imports), tuple(definitions)
+
+
+def coroutine_names(
+    definitions: Iterable[Definition], context: ImportContext
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(names bound only to coroutine functions, every other bound name) of a scope.
+
+    An ``async def`` stays a coroutine function under no decorator, a reward decorator (calling
+    an async reward returns a coroutine) or one of :data:`TRANSPARENT_DECORATORS`; a name bound
+    any other way anywhere in the scope is not resolved (it may be a sync function)."""
+    coroutines: set[str] = set()
+    other: set[str] = set()
+    for name, is_async, decorators in definitions:
+        if is_async and all(
+            context.qualify(d) in TRANSPARENT_DECORATORS or context.is_reward_decorator(d)
+            for d in decorators
         ):
-            pending.extend(reversed(statement.body.body))
-    return tuple(found)
+            coroutines.add(name)
+        else:
+            other.add(name)
+    return frozenset(coroutines - other), frozenset(other)
+
+
+@dataclass(frozen=True)
+class LocalScope:
+    """What a function or class body binds on top of the enclosing scope."""
+
+    imports: tuple[tuple[str, str], ...] = ()
+    coroutines: frozenset[str] = frozenset()
+    bound: frozenset[str] = frozenset()
+    """Every other name bound in the body (parameters included): none of them is resolved."""
+
+
+def parameter_names(function: FunctionNode) -> list[str]:
+    """Every parameter name of a function, ``*args`` and ``**kwargs`` included."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [argument.arg for argument in every]
+
+
+def local_scope(
+    node: FunctionNode | ast.ClassDef,
+    context: ImportContext,
+    scanned: tuple[tuple[tuple[str, str], ...], Sequence[Definition]] | None = None,
+) -> LocalScope:
+    """The imports and definitions of a function's (or class's) body, its parameters included
+    (``scanned``: the body's :func:`scan_scope`, when already known)."""
+    imports, definitions = scanned if scanned is not None else scan_scope(node.body)
+    parameters = [] if isinstance(node, ast.ClassDef) else parameter_names(node)
+    if not imports and not definitions and not parameters:
+        return LocalScope()
+    coroutines, other = coroutine_names(definitions, context.inner(LocalScope(imports)))
+    return LocalScope(imports, coroutines, other | frozenset(parameters))
 
 
 def build_context(
-    bindings: Sequence[tuple[str, str]], extra_decorators: Sequence[str]
+    bindings: Sequence[tuple[str, str]],
+    extra_decorators: Sequence[str],
+    definitions: Iterable[Definition] = (),
 ) -> ImportContext:
-    """An :class:`ImportContext` from a module's import bindings and the configured decorators."""
+    """An :class:`ImportContext` from a module's import bindings, its top-level definitions
+    (for the coroutine functions it defines) and the configured decorators."""
     plain = tuple((local, qualified) for local, qualified in bindings if local != "*")
     stars = tuple(qualified for local, qualified in bindings if local == "*")
-    return ImportContext(plain, stars, tuple(extra_decorators))
+    context = ImportContext(plain, stars, tuple(extra_decorators))
+    coroutines, _ = coroutine_names(definitions, context)
+    imported = {local for local, _ in plain}
+    if coroutines - imported:
+        context = replace(context, coroutine_functions=frozenset(coroutines - imported))
+    return context
 
 
 # ----------------------------------------------------------------------------- facts
@@ -195,29 +419,44 @@ def build_context(
 class ReturnFact:
     """A ``return`` of the reward's own body (not of a nested function)."""
 
-    node: cst.Return
-    span: Span
+    node: ast.Return
+    positions: NodePositions
+
+    @property
+    def span(self) -> Span:
+        """Where the ``return`` statement is (computed when a rule reports it)."""
+        return self.positions.span(self.node)
 
 
 @dataclass
 class CallFact:
     """A call in the reward's body with what surrounds it."""
 
-    node: cst.Call
-    span: Span
+    node: ast.Call
+    positions: NodePositions
     dotted: str | None
-    qualified: str | None
     nested: bool
     """Inside a nested function, lambda or class (not run by the reward itself)."""
-    parent: cst.CSTNode | None
+    parent: ast.AST | None
+    field: str = ""
+    """The parent's field that holds the call (``value``, ``args``, ``func``...)."""
+    grandparent: ast.AST | None = None
     assigned_to: str | None = None
+    """The local name the call's result is assigned to (``x = call(...)``), if any."""
+    qualified: str | None = None
+    """``dotted`` resolved through the imports in the reward's scope (filled after the walk)."""
+
+    @property
+    def span(self) -> Span:
+        """Where the call is (computed when a rule reports it)."""
+        return self.positions.span(self.node)
 
 
 @dataclass
 class LocalDict:
     """What the body does with a local variable that holds a dict literal (keys followed if literal)."""
 
-    literal: cst.Dict | None = None
+    literal: ast.Dict | None = None
     keys: set[str] = field(default_factory=set)
     unknown: bool = False
     """Assigned other values, non-literal keys, ``**`` splats or mutating method calls: keys unknown."""
@@ -228,47 +467,51 @@ class RewardFacts:
     """Everything the rules need about one reward function, collected in one walk of its body."""
 
     definition: RewardDefinition
-    function: cst.FunctionDef
-    module: cst.Module
+    function: FunctionNode
     positions: NodePositions
     context: ImportContext
-    parameters: tuple[tuple[RewardParameter, cst.Param], ...]
+    """The imports in the reward's scope: the module's, the enclosing functions' and its own."""
+    parameters: tuple[tuple[RewardParameter, ast.arg], ...]
     none_as_zero: bool = False
+    runtime: Runtime = "rewardkit"
+    """Whose wrapper calls the reward (AgentFly's refuses ``int`` and ``bool`` returns)."""
+    self_coroutines: frozenset[str] = frozenset()
+    """Coroutine methods of the ``BaseReward`` subclass whose ``call`` this is (``self.x(...)``)."""
     returns: list[ReturnFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
     awaited: set[int] = field(default_factory=set)
     """``id()`` of every expression directly under ``await``."""
-    awaited_names: set[str] = field(default_factory=set)
-    name_uses: dict[str, list[Span]] = field(default_factory=dict)
+    name_uses: dict[str, list[ast.Name]] = field(default_factory=dict)
+    """Every ``Name`` node of the body, by name (the rename fix edits them)."""
     local_dicts: dict[str, LocalDict] = field(default_factory=dict)
-    bindings: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
-    """Values assigned to each plain local name in the body (``None``: unpacked, value unknown);
-    for ``x += v`` the ``v``. The add-``reward``-key fix reads them to tell numbers apart."""
+    bindings: dict[str, list[ast.expr | None]] = field(default_factory=dict)
+    """Values assigned to each plain local name in the body (``None``: unpacked or bound by a
+    loop, value unknown); for ``x += v`` the ``v``. Rules read them to tell numbers apart."""
     is_generator: bool = False
 
-    def code(self, node: cst.CSTNode) -> str:
+    def code(self, node: ast.AST) -> str:
         """The source text of a node."""
-        return self.module.code_for_node(node)
+        return self.positions.code(node)
 
-    def dict_keys(
-        self, value: cst.BaseExpression | None
-    ) -> tuple[frozenset[str] | None, cst.CSTNode | None]:
+    def dict_keys(self, value: ast.expr | None) -> tuple[frozenset[str] | None, ast.expr | None]:
         """The literal key set of a returned dict (``None`` if unknown) and the node a fix edits.
 
         Handles dict displays, ``dict(k=...)`` calls and local variables built from a literal and
         subscript assignments. ``(None, None)`` when the value is not a dict at all.
         """
-        if isinstance(value, cst.Dict):
+        if isinstance(value, ast.Dict):
             return literal_dict_keys(value), value
-        if isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
+        if isinstance(value, ast.Call) and dotted_name(value.func) == "dict":
             keys = set()
-            for arg in value.args:
-                if arg.keyword is None:
+            if value.args:
+                return None, value
+            for keyword in value.keywords:
+                if keyword.arg is None:
                     return None, value
-                keys.add(arg.keyword.value)
+                keys.add(keyword.arg)
             return frozenset(keys), value
-        if isinstance(value, cst.Name):
-            local = self.local_dicts.get(value.value)
+        if isinstance(value, ast.Name):
+            local = self.local_dicts.get(value.id)
             if local is not None and local.literal is not None:
                 if local.unknown:
                     return None, local.literal
@@ -276,179 +519,186 @@ class RewardFacts:
         return None, None
 
 
-def literal_dict_keys(node: cst.Dict) -> frozenset[str] | None:
+def literal_dict_keys(node: ast.Dict) -> frozenset[str] | None:
     """The keys of a dict display when all are string literals, else ``None``."""
     keys = set()
-    for element in node.elements:
-        if not isinstance(element, cst.DictElement):
+    for key in node.keys:
+        text = string_value(key)
+        if text is None:
             return None
-        key = string_value(element.key)
-        if key is None:
-            return None
-        keys.add(key)
+        keys.add(text)
     return frozenset(keys)
 
 
-def string_value(node: cst.CSTNode) -> str | None:
+def string_value(node: ast.AST | None) -> str | None:
     """The value of a plain string literal (``None`` for f-strings, bytes and other nodes)."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value: Any = node.evaluated_value
-        except Exception:  # malformed escapes: not a literal we can read
-            return None
-        return value if isinstance(value, str) else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     return None
 
 
-_SKIPPED_FIELDS = frozenset(
-    {
-        "lpar",
-        "rpar",
-        "leading_lines",
-        "lines_after_decorators",
-        "header",
-        "footer",
-        "semicolon",
-        "comma",
-        "colon",
-        "equal",
-        "star",
-        "asynchronous",
-        "operator",
-        "dot",
-        "lbrace",
-        "rbrace",
-        "lbracket",
-        "rbracket",
-        "newline",
-        "trailing_whitespace",
-        "whitespace",
-        "await_",
-        "arrow",
-    }
-)
-_NOT_USES = {
-    cst.Attribute: frozenset({"attr"}),
-    cst.Arg: frozenset({"keyword"}),
-    cst.Param: frozenset({"name"}),
-    cst.FunctionDef: frozenset({"name"}),
-    cst.ClassDef: frozenset({"name"}),
-    cst.Import: frozenset({"names"}),
-    cst.ImportFrom: frozenset({"names", "module"}),
-    cst.Global: frozenset({"names"}),
-    cst.Nonlocal: frozenset({"names"}),
-}
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores", "kind"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 
-def _child_fields(node_type: type) -> tuple[str, ...]:
+def child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of an ``ast`` node type that can hold child nodes (no contexts or operators)."""
     names = _CHILD_FIELDS.get(node_type)
     if names is None:
-        excluded = _NOT_USES.get(node_type, frozenset())
-        names = tuple(
-            f.name
-            for f in fields(node_type)
-            if f.name not in _SKIPPED_FIELDS
-            and "whitespace" not in f.name
-            and f.name not in excluded
-        )
+        names = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
         _CHILD_FIELDS[node_type] = names
     return names
 
 
-def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The node's semantic children (no whitespace or punctuation), faster than ``node.children``."""
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+def iter_children(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(field, child) for the node's child nodes, in source order."""
+    for name in child_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            yield name, value
+        elif isinstance(value, list):
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
-
-
-_DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+                if isinstance(item, ast.AST):
+                    yield name, item
 
 
 def collect_facts(facts: RewardFacts) -> RewardFacts:
-    """Walk the reward's body once (iteratively: deep nesting is fine) and fill ``facts``."""
+    """Walk the reward's body once (iteratively: deep nesting is fine) and fill ``facts``.
+
+    The same walk collects what the body itself imports and defines: ``facts.context`` becomes
+    the reward's own scope (its local imports qualify its calls)."""
     positions = facts.positions
     function = facts.function
-    body = function.body
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [
-        (child, function, False) for child in reversed(list(iter_children(body)))
+    Item = tuple[ast.AST, ast.AST | None, str, ast.AST | None, bool]
+    stack: list[Item] = [
+        (statement, function, "body", None, False) for statement in reversed(function.body)
     ]
+    push = stack.append
     local_dicts = facts.local_dicts
     name_uses = facts.name_uses
+    imports: list[tuple[str, str]] = []
+    definitions: list[Definition] = []
+    calls = facts.calls
     while stack:
-        node, parent, nested = stack.pop()
+        node, parent, field_name, grandparent, nested = stack.pop()
         node_type = type(node)
-        if node_type is cst.Name:
-            name_uses.setdefault(node.value, []).append(positions.span(node))  # type: ignore[attr-defined]
+        if node_type is ast.Name:
+            uses = name_uses.get(node.id)  # type: ignore[attr-defined]
+            if uses is None:
+                name_uses[node.id] = [node]  # type: ignore[attr-defined,list-item]
+            else:
+                uses.append(node)  # type: ignore[arg-type]
             continue
-        if node_type is cst.Return and not nested:
-            facts.returns.append(ReturnFact(node, positions.span(node)))  # type: ignore[arg-type]
-        elif node_type is cst.Call:
+        if node_type is ast.Constant:
+            continue
+        if node_type is ast.Call:
             call_dotted = dotted_name(node.func)  # type: ignore[attr-defined]
             fact = CallFact(
                 node,  # type: ignore[arg-type]
-                positions.span(node),
+                positions,
                 call_dotted,
-                facts.context.qualify(call_dotted) if call_dotted else None,
                 nested,
                 parent,
+                field_name,
+                grandparent,
             )
-            if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
-                targets = (
-                    [t.target for t in parent.targets]
-                    if isinstance(parent, cst.Assign)
-                    else [parent.target]
-                )
-                if len(targets) == 1 and isinstance(targets[0], cst.Name):
-                    fact.assigned_to = targets[0].value
-            facts.calls.append(fact)
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0]
+                if isinstance(target, ast.Name):
+                    fact.assigned_to = target.id
+            elif isinstance(parent, ast.AnnAssign) and isinstance(parent.target, ast.Name):
+                fact.assigned_to = parent.target.id
+            calls.append(fact)
             if call_dotted and not nested:
                 owner, _, method = call_dotted.rpartition(".")
                 if method in _DICT_MUTATORS and owner in local_dicts:
                     local_dicts[owner].unknown = True
-        elif node_type is cst.Await:
-            facts.awaited.add(id(node.expression))  # type: ignore[attr-defined]
-            if isinstance(node.expression, cst.Name):  # type: ignore[attr-defined]
-                facts.awaited_names.add(node.expression.value)  # type: ignore[attr-defined]
-        elif (node_type is cst.Yield) and not nested:
-            facts.is_generator = True
-        elif node_type in (cst.Assign, cst.AnnAssign, cst.AugAssign) and not nested:
-            _track_assignment(node, local_dicts, facts.bindings)
+        elif not nested:
+            if node_type is ast.Return:
+                facts.returns.append(ReturnFact(node, positions))  # type: ignore[arg-type]
+            elif node_type is ast.Await:
+                facts.awaited.add(id(node.value))  # type: ignore[attr-defined]
+            elif node_type is ast.Yield or node_type is ast.YieldFrom:
+                facts.is_generator = True
+            elif node_type is ast.Import or node_type is ast.ImportFrom:
+                imports.extend(_import_bindings(node))
+                continue
+            if node_type in _BINDING_STATEMENTS:
+                _track_assignment(node, local_dicts, facts.bindings)
+            if isinstance(node, ast.stmt):
+                definitions.extend(statement_bindings(node))
+        elif node_type is ast.Await:
+            facts.awaited.add(id(node.value))  # type: ignore[attr-defined]
         child_nested = nested or node_type in _SCOPES
-        for child in reversed(list(iter_children(node))):
-            stack.append((child, node, child_nested))
+        for name in _reversed_fields(node_type):
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, ast.AST):
+                        push((item, node, name, parent, child_nested))
+            elif isinstance(value, ast.AST):
+                push((value, node, name, parent, child_nested))
+    scope = local_scope(function, facts.context, (tuple(imports), definitions))
+    facts.context = context = facts.context.inner(scope)
+    for call in calls:
+        if call.dotted is not None:
+            call.qualified = context.qualify(call.dotted)
     return facts
 
 
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _reversed_fields(node_type: type) -> tuple[str, ...]:
+    names = _REVERSED_FIELDS.get(node_type)
+    if names is None:
+        names = _REVERSED_FIELDS[node_type] = tuple(reversed(child_fields(node_type)))
+    return names
+
+
+_BINDING_STATEMENTS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+    ast.NamedExpr,
+)
+
+
 def _track_assignment(
-    node: cst.CSTNode,
+    node: ast.AST,
     local_dicts: dict[str, LocalDict],
-    bindings: dict[str, list[cst.BaseExpression | None]],
+    bindings: dict[str, list[ast.expr | None]],
 ) -> None:
-    if isinstance(node, cst.Assign):
-        targets = [t.target for t in node.targets]
-        value: cst.BaseExpression | None = node.value
-    elif isinstance(node, cst.AnnAssign):
+    value: ast.expr | None
+    if isinstance(node, ast.Assign):
+        targets: list[ast.expr] = list(node.targets)
+        value = node.value
+    elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
         targets = [node.target]
         value = node.value
-    else:
-        targets = [node.target]  # type: ignore[attr-defined]
+    elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
         value = None
+    else:  # with ... as x
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]  # type: ignore[attr-defined]
+        value = None
+    unknown_value = isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith))
     for target in targets:
-        if isinstance(target, cst.Name):
-            if isinstance(node, cst.AugAssign):
-                bindings.setdefault(target.value, []).append(node.value)
+        if isinstance(target, ast.Name):
+            if isinstance(node, ast.AugAssign):
+                bindings.setdefault(target.id, []).append(node.value)
+            elif unknown_value:
+                bindings.setdefault(target.id, []).append(None)
             elif value is not None:  # `x: float` alone binds nothing
-                bindings.setdefault(target.value, []).append(value)
-            local = local_dicts.setdefault(target.value, LocalDict())
-            if isinstance(value, cst.Dict) and local.literal is None and len(targets) == 1:
+                bindings.setdefault(target.id, []).append(value)
+            local = local_dicts.setdefault(target.id, LocalDict())
+            if isinstance(value, ast.Dict) and local.literal is None and len(targets) == 1:
                 local.literal = value
                 keys = literal_dict_keys(value)
                 if keys is None:
@@ -457,20 +707,17 @@ def _track_assignment(
                     local.keys.update(keys)
             else:
                 local.unknown = True
-        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            local = local_dicts.setdefault(target.value.value, LocalDict())
-            key = None
-            if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
-                key = string_value(target.slice[0].slice.value)
-            if key is None or (isinstance(node, cst.AugAssign) and key not in local.keys):
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            local = local_dicts.setdefault(target.value.id, LocalDict())
+            key = string_value(target.slice)
+            if key is None or (isinstance(node, ast.AugAssign) and key not in local.keys):
                 local.unknown = local.unknown or key is None
             else:
                 local.keys.add(key)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                if isinstance(element.value, cst.Name):
-                    local_dicts.setdefault(element.value.value, LocalDict()).unknown = True
-                    bindings.setdefault(element.value.value, []).append(None)
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for name in _target_names(target):
+                local_dicts.setdefault(name, LocalDict()).unknown = True
+                bindings.setdefault(name, []).append(None)
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -480,11 +727,11 @@ def _track_assignment(
 class ClassFacts:
     """A ``BaseReward`` subclass: enough for RK402 (missing ``name`` or ``call``)."""
 
-    node: cst.ClassDef
+    node: ast.ClassDef
     span: Span
     name: str | None
     has_name: bool
-    call: cst.FunctionDef | None
+    call: FunctionNode | None
 
 
 @dataclass
@@ -495,194 +742,265 @@ class ChunkFindings:
     classes: list[ClassFacts] = field(default_factory=list)
 
 
-def _decorator_target(decorator: cst.Decorator) -> tuple[str | None, cst.Call | None]:
-    expression = decorator.decorator
-    if isinstance(expression, cst.Call):
-        return dotted_name(expression.func), expression
-    return dotted_name(expression), None
+def _decorator_target(decorator: ast.expr) -> tuple[str | None, ast.Call | None]:
+    if isinstance(decorator, ast.Call):
+        return dotted_name(decorator.func), decorator
+    return dotted_name(decorator), None
 
 
-def _keyword_literal(call: cst.Call | None, keyword: str) -> tuple[bool, object]:
+def _keyword_literal(call: ast.Call | None, keyword: str) -> tuple[bool, object]:
     """Whether ``keyword=`` is passed, and its literal value (``...`` when not a literal)."""
     if call is None:
         return False, None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            value = arg.value
-            if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-                return True, {"True": True, "False": False, "None": None}[value.value]
-            text = string_value(value)
-            return True, text if text is not None else ...
+    for argument in call.keywords:
+        if argument.arg == keyword:
+            value = argument.value
+            if isinstance(value, ast.Constant) and (
+                value.value is None or isinstance(value.value, (bool, str))
+            ):
+                return True, value.value
+            return True, ...
     return False, None
 
 
+_KEYWORD = re.compile(r"(?:async(?:[ \t\f]|\\\r?\n)+)?(?:def|class)(?:[ \t\f]|\\\r?\n)+")
+_AFTER_PARAMETERS = re.compile(r"#[^\r\n]*|\\\r?\n|->|[:)]|[^#:)\\-]+|.", re.DOTALL)
+"""Tokens between the last parameter and the ``:`` or ``->`` of a ``def``: comments, line
+continuations, ``)`` (the last one closes the parameter list; others close a parenthesized
+default) and the spaces, commas, ``/`` and ``*`` between them."""
+
+
+def name_span(node: FunctionNode | ast.ClassDef, positions: NodePositions) -> Span:
+    """The span of a ``def``'s or ``class``'s name."""
+    offset = positions.start_offset(node)
+    match = _KEYWORD.match(positions.text, offset)
+    start = match.end() if match else offset
+    line, column = positions.position(start)
+    return Span(line, column, line, column + len(node.name))
+
+
 def _parameters(
-    function: cst.FunctionDef, positions: NodePositions, skip_first: bool
-) -> tuple[tuple[RewardParameter, cst.Param], ...]:
-    params = function.params
-    ordered: list[tuple[ParameterKind, cst.Param]] = [
-        ("positional_only", p) for p in params.posonly_params
+    function: FunctionNode, positions: NodePositions, skip_first: bool
+) -> tuple[tuple[RewardParameter, ast.arg], ...]:
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults_from = len(positional) - len(arguments.defaults)
+    ordered: list[tuple[ParameterKind, ast.arg, bool]] = [
+        ("positional_only", a, index >= defaults_from)
+        for index, a in enumerate(arguments.posonlyargs)
     ]
-    ordered += [("positional_or_keyword", p) for p in params.params]
-    if isinstance(params.star_arg, cst.Param):
-        ordered.append(("var_positional", params.star_arg))
-    ordered += [("keyword_only", p) for p in params.kwonly_params]
-    if params.star_kwarg is not None:
-        ordered.append(("var_keyword", params.star_kwarg))
+    ordered += [
+        ("positional_or_keyword", a, index + len(arguments.posonlyargs) >= defaults_from)
+        for index, a in enumerate(arguments.args)
+    ]
+    if arguments.vararg is not None:
+        ordered.append(("var_positional", arguments.vararg, False))
+    ordered += [
+        ("keyword_only", a, default is not None)
+        for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+    ]
+    if arguments.kwarg is not None:
+        ordered.append(("var_keyword", arguments.kwarg, False))
     if skip_first and ordered and ordered[0][0] in ("positional_only", "positional_or_keyword"):
         ordered = ordered[1:]
     result = []
-    for kind, param in ordered:
-        annotation = None
-        if param.annotation is not None:
-            annotation = cst.Module([]).code_for_node(param.annotation.annotation)
+    for kind, argument, has_default in ordered:
+        line, column = positions.start(argument)
+        annotation = positions.code(argument.annotation) if argument.annotation else None
         result.append(
             (
                 RewardParameter(
-                    name=param.name.value,
+                    name=argument.arg,
                     kind=kind,
-                    has_default=param.default is not None,
-                    span=positions.span(param.name),
+                    has_default=has_default,
+                    span=Span(line, column, line, column + len(argument.arg)),
                     annotation=annotation,
                 ),
-                param,
+                argument,
             )
         )
     return tuple(result)
 
 
-def _parameters_span(function: cst.FunctionDef, positions: NodePositions) -> Span:
-    """From just after ``(`` to just before ``)``."""
-    start_line, start_column = positions.start(function.whitespace_before_params)
-    end_line, end_column = positions.end(function.params)
-    return Span(start_line, start_column, end_line, end_column)
+def _parameters_span(function: FunctionNode, name: Span, positions: NodePositions) -> Span:
+    """From just after ``(`` to just before ``)`` (an empty range for ``def f():``)."""
+    text = positions.text
+    after = positions.offset(name.end_line, name.end_column)
+    type_params = getattr(function, "type_params", None)  # Python 3.12+: def f[T](...)
+    if type_params:
+        after = text.index("]", positions.end_offset(type_params[-1]))
+    opening = text.index("(", after)
+    arguments = function.args
+    nodes: list[ast.AST] = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    nodes += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    nodes += [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    closing = position = max((positions.end_offset(node) for node in nodes), default=opening + 1)
+    while position < len(text):
+        token = _AFTER_PARAMETERS.match(text, position)
+        if token is None or token.group() in (":", "->"):
+            break
+        if token.group() == ")":
+            closing = position
+        position = token.end()
+    return Span(*positions.position(opening + 1), *positions.position(closing))
 
 
 def _reward_facts(
-    function: cst.FunctionDef,
-    module: cst.Module,
+    function: FunctionNode,
     positions: NodePositions,
     context: ImportContext,
     *,
     name: str | None,
-    class_node: cst.ClassDef | None = None,
+    runtime: Runtime,
+    class_node: ast.ClassDef | None = None,
     none_as_zero: bool = False,
     auto_register: bool = True,
     own_fields: tuple[tuple[str, str], ...] = (),
+    self_coroutines: frozenset[str] = frozenset(),
 ) -> RewardFacts:
     """The definition of a reward function (or of a class's ``call``) and its facts, collected."""
     parameters = _parameters(function, positions, skip_first=class_node is not None)
-    outer: cst.FunctionDef | cst.ClassDef = class_node if class_node is not None else function
-    start = positions.span(outer)
-    start_line, start_column = positions.start(outer.decorators[0] if outer.decorators else outer)
+    outer: FunctionNode | ast.ClassDef = class_node if class_node is not None else function
+    first = outer.decorator_list[0] if outer.decorator_list else outer
+    start_line, start_column = positions.start(first)
+    if outer.decorator_list:  # the decorator's `@`, before its expression
+        at = positions.text.rfind("@", 0, positions.start_offset(first))
+        start_line, start_column = positions.position(at)
+    end_line, end_column = positions.end(outer)
+    function_name = name_span(function, positions)
     definition = RewardDefinition(
         name=name,
-        function_name=function.name.value,
-        is_async=function.asynchronous is not None,
+        function_name=function.name,
+        is_async=isinstance(function, ast.AsyncFunctionDef),
         kind="class" if class_node is not None else "function",
-        class_name=class_node.name.value if class_node is not None else None,
-        span=positions.span(outer.name),
-        definition_span=Span(start_line, start_column, start.end_line, start.end_column),
+        class_name=class_node.name if class_node is not None else None,
+        span=name_span(outer, positions) if class_node is not None else function_name,
+        definition_span=Span(start_line, start_column, end_line, end_column),
         parameters=tuple(p for p, _ in parameters),
-        parameters_span=_parameters_span(function, positions),
+        parameters_span=_parameters_span(function, function_name, positions),
         registered=auto_register,
         own_fields=own_fields,
     )
     facts = RewardFacts(
         definition=definition,
         function=function,
-        module=module,
         positions=positions,
         context=context,
         parameters=parameters,
         none_as_zero=none_as_zero,
+        runtime=runtime,
+        self_coroutines=self_coroutines,
     )
     return collect_facts(facts)
 
 
-def _nested_blocks(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Statements nested in a compound statement's blocks (not in expressions)."""
-    for child in iter_children(statement):
-        if isinstance(child, cst.IndentedBlock):
-            yield from child.body
-        elif isinstance(
-            child,
-            (
-                cst.Else,
-                cst.Finally,
-                cst.ExceptHandler,
-                cst.ExceptStarHandler,
-                cst.If,
-                cst.MatchCase,
-            ),
-        ):
-            yield child
+class _Scope:
+    """The imports in scope at a statement: computed only when a nested definition needs them
+    (most function bodies hold none, and are never scanned twice)."""
+
+    __slots__ = ("_context", "_node", "_outer")
+
+    def __init__(
+        self,
+        context: ImportContext | None,
+        outer: _Scope | None = None,
+        node: FunctionNode | ast.ClassDef | None = None,
+    ) -> None:
+        self._context = context
+        self._outer = outer
+        self._node = node
+
+    def get(self) -> ImportContext:
+        if self._context is None:
+            assert self._outer is not None
+            assert self._node is not None
+            outer = self._outer.get()
+            self._context = outer.inner(local_scope(self._node, outer))
+        return self._context
 
 
-def find_rewards(module: cst.Module, context: ImportContext) -> ChunkFindings:
-    """The reward functions and ``BaseReward`` classes of a chunk, with their facts collected."""
+def find_rewards(
+    body: Sequence[ast.stmt], context: ImportContext, positions: NodePositions
+) -> ChunkFindings:
+    """The reward functions and ``BaseReward`` classes of a chunk, with their facts collected.
+
+    Function and class bodies are searched too, each with its own imports in scope: a reward
+    whose decorator is imported inside the enclosing function is still a reward."""
     findings = ChunkFindings()
-    candidates: list[tuple[str, cst.CSTNode, Any, bool]] = []
-    pending: list[tuple[cst.CSTNode, bool]] = [
-        (statement, False) for statement in reversed(module.body)
+    module_scope = _Scope(context)
+    pending: list[tuple[ast.stmt, _Scope, bool]] = [
+        (statement, module_scope, False) for statement in reversed(body)
     ]
     while pending:
-        statement, in_function = pending.pop()
-        if isinstance(statement, cst.FunctionDef):
-            for decorator in statement.decorators:
+        statement, scope, in_function = pending.pop()
+        statement_type = type(statement)
+        if statement_type not in _BLOCKS:
+            continue  # a simple statement: no definition inside
+        inner_scope = scope
+        if statement_type is ast.FunctionDef or statement_type is ast.AsyncFunctionDef:
+            for decorator in statement.decorator_list:  # type: ignore[attr-defined]
                 target, call = _decorator_target(decorator)
-                if target is not None and context.is_reward_decorator(target):
-                    candidates.append(("function", statement, call, in_function))
+                if target is None:
+                    continue
+                runtime = scope.get().decorator_runtime(target)
+                if runtime is not None:
+                    found = _function_facts(statement, call, positions, scope.get(), runtime)  # type: ignore[arg-type]
+                    if in_function:
+                        found.definition = replace(found.definition, module_level=False)
+                    findings.rewards.append(found)
                     break
-        elif isinstance(statement, cst.ClassDef) and any(
-            (base := dotted_name(arg.value)) is not None
-            and arg.keyword is None
-            and context.is_base_reward(base)
-            for arg in statement.bases
-        ):
-            candidates.append(("class", statement, None, in_function))
-            continue
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            continue
-        inner = in_function or isinstance(statement, cst.FunctionDef)
-        pending.extend((child, inner) for child in reversed(list(_nested_blocks(statement))))
-    if not candidates:
-        return findings
-    positions = NodePositions(module)
-    for kind, node, call, in_function in candidates:
-        found = len(findings.rewards)
-        if kind == "function":
-            findings.rewards.append(_function_facts(node, call, module, positions, context))
-        else:
-            _class_facts(node, module, positions, context, findings)
-        if in_function:
-            for facts in findings.rewards[found:]:
-                facts.definition = replace(facts.definition, module_level=False)
+            inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
+        elif statement_type is ast.ClassDef:
+            runtime = next(
+                (
+                    found_runtime
+                    for base in statement.bases  # type: ignore[attr-defined]
+                    if (dotted := dotted_name(base)) is not None
+                    and (found_runtime := scope.get().base_runtime(dotted)) is not None
+                ),
+                None,
+            )
+            if runtime is not None:
+                before = len(findings.rewards)
+                _class_facts(statement, positions, scope.get(), runtime, findings)  # type: ignore[arg-type]
+                if in_function:
+                    for facts in findings.rewards[before:]:
+                        facts.definition = replace(facts.definition, module_level=False)
+                continue
+            inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
+        inner = (
+            in_function
+            or statement_type is ast.FunctionDef
+            or statement_type is ast.AsyncFunctionDef
+        )
+        pending.extend(
+            (child, inner_scope, inner) for child in reversed(block_statements(statement))
+        )
     return findings
 
 
 def _function_facts(
-    function: cst.FunctionDef,
-    call: cst.Call | None,
-    module: cst.Module,
+    function: FunctionNode,
+    call: ast.Call | None,
     positions: NodePositions,
     context: ImportContext,
+    runtime: Runtime,
 ) -> RewardFacts:
-    name: str | None = function.name.value
+    name: str | None = function.name
     has_name, value = _keyword_literal(call, "name")
     if has_name:
         name = value if isinstance(value, str) else None
-    elif call is not None and call.args and call.args[0].keyword is None:
-        name = string_value(call.args[0].value)
+    elif call is not None and call.args:
+        name = string_value(call.args[0])
     _, none_as_zero = _keyword_literal(call, "none_as_zero")
     _, auto_register = _keyword_literal(call, "auto_register")
     has_env, env_cls = _keyword_literal(call, "env_cls")
     return _reward_facts(
         function,
-        module,
         positions,
         context,
         name=name,
+        runtime=runtime,
         none_as_zero=none_as_zero is True,
         auto_register=auto_register is not False,
         own_fields=(("env", ENV_FIELD),) if has_env and env_cls is not None else (),
@@ -690,59 +1008,56 @@ def _function_facts(
 
 
 def _class_facts(
-    node: cst.ClassDef,
-    module: cst.Module,
+    node: ast.ClassDef,
     positions: NodePositions,
     context: ImportContext,
+    runtime: Runtime,
     findings: ChunkFindings,
 ) -> None:
-    name: str | None = node.name.value
+    name: str | None = node.name
     has_name = False
-    call_method: cst.FunctionDef | None = None
+    call_method: FunctionNode | None = None
     none_as_zero = False
-    statements = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    for statement in statements:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "call":
-            call_method = statement
-        elif isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                targets: list[cst.BaseExpression] = []
-                value = None
-                if isinstance(small, cst.Assign):
-                    targets = [t.target for t in small.targets]
-                    value = small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    targets = [small.target]
-                    value = small.value
-                for target in targets:
-                    if isinstance(target, cst.Name) and target.value == "name":
-                        has_name = True
-                        name = string_value(value) if value is not None else None
-                    elif isinstance(target, cst.Name) and target.value == "none_as_zero":
-                        none_as_zero = isinstance(value, cst.Name) and value.value == "True"
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name == "call":
+                call_method = statement
+            continue
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(statement, ast.Assign):
+            targets, value = list(statement.targets), statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == "name":
+                has_name = True
+                name = string_value(value)
+            elif isinstance(target, ast.Name) and target.id == "none_as_zero":
+                none_as_zero = isinstance(value, ast.Constant) and value.value is True
     auto_register = True
-    for arg in node.bases + node.keywords:
-        if arg.keyword is not None and arg.keyword.value == "auto_register":
-            auto_register = not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+    for keyword in node.keywords:
+        if keyword.arg == "auto_register":
+            auto_register = not (
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+            )
     findings.classes.append(
         ClassFacts(
-            node,
-            positions.span(node.name),
-            name if has_name else node.name.value,
-            has_name,
-            call_method,
+            node, name_span(node, positions), name if has_name else node.name, has_name, call_method
         )
     )
     if call_method is not None:
+        class_scope = local_scope(node, context)
         findings.rewards.append(
             _reward_facts(
                 call_method,
-                module,
                 positions,
                 context,
                 name=name,
+                runtime=runtime,
                 class_node=node,
                 none_as_zero=none_as_zero,
                 auto_register=auto_register,
+                self_coroutines=class_scope.coroutines,
             )
         )

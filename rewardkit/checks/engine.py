@@ -3,7 +3,9 @@
 A module is split at its top-level statements (:mod:`rewardkit.checks.splitter`). Each chunk is
 parsed once per distinct text; each chunk holding a reward is analysed once per (text, the
 module's imports, config). Re-analysing an edited module therefore re-parses only the edited
-definitions; the rest comes from the cache, shifted to its current line.
+definitions; the rest comes from the cache, shifted to its current line. A one-shot check
+(:func:`check_source`, ``rewardkit check``) parses a module that is valid Python in one piece and
+gives the same results.
 """
 
 from __future__ import annotations
@@ -13,38 +15,36 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import libcst as cst
-
 from rewardkit.checks.config import CheckConfig
 from rewardkit.checks.discovery import (
     MAY_DEFINE_REWARDS,
+    Definition,
     ImportContext,
     build_context,
     collect_imports,
     find_rewards,
+    scope_definitions,
 )
 from rewardkit.checks.fixes import suppressed_codes
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
-from rewardkit.checks.rules import (
-    RULES,
-    DuplicateRewardName,
-    NestingTooDeep,
-    Rule,
-    SyntaxErrorRule,
-)
+from rewardkit.checks.positions import LINE_BREAK, NodePositions
+from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
 from rewardkit.checks.splitter import IncrementalSplitter
 
-_LIBCST_LOCATION = re.compile(r"error at (\d+):(\d+)")
+_RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 
 
 @dataclass(frozen=True)
 class _ParsedChunk:
-    """A chunk parsed once: its tree (when it may hold rewards), imports, or its syntax error."""
+    """A chunk parsed once: its statements (when they may hold rewards), imports, top-level
+    definitions, or its syntax error."""
 
-    module: cst.Module | None
+    body: list[ast.stmt] | None
     imports: tuple[tuple[str, str], ...]
+    definitions: tuple[Definition, ...] = ()
     error: Diagnostic | None = None
     """RK900 at chunk-relative coordinates (line 1 = the chunk's first line)."""
+    positions: NodePositions | None = None
 
 
 @dataclass
@@ -67,10 +67,21 @@ class _AnalysedChunk:
 
 
 def may_define_rewards(source: str, config: CheckConfig) -> bool:
-    """Cheap text test: can this module define a reward at all? (Others are not parsed.)"""
+    """Cheap text test: can this module define a reward at all? (Others are not parsed.)
+
+    A superset of what discovery recognises: an import from ``rewardkit``/``agentfly``, a
+    relative import of a module naming rewards (AgentFly's own ``from .reward_base import
+    reward``: ``reward``/``BaseReward`` then appear in the text), or a configured decorator."""
     if MAY_DEFINE_REWARDS.search(source):
         return True
+    if "eward" in source and _RELATIVE_IMPORT.search(source):
+        return True
     return any(decorator.rsplit(".", 1)[-1] in source for decorator in config.reward_decorators)
+
+
+def may_hold_rewards(text: str) -> bool:
+    """Cheap text test for one chunk: a reward needs a decorator or a class."""
+    return "@" in text or "class" in text
 
 
 def _syntax_error(
@@ -103,34 +114,32 @@ def _placed_syntax_error(error: Diagnostic, offset: int) -> Diagnostic:
     return replace(placed, message=f"syntax error: {shifted}", data={"error": shifted})
 
 
-def _parse_chunk(text: str) -> _ParsedChunk:
-    # CPython's parser first: fast, precise messages, and it refuses the pathological nesting
-    # that overflows the stack of libcst's native parser (which would crash the process).
+def parse(text: str) -> ast.Module | Diagnostic:
+    """CPython's tree of ``text``, or the RK900 saying why there is none (never raises)."""
     try:
-        ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as error:
         line = error.lineno or 1
         column = (error.offset or 1) - 1
         end_line = error.end_lineno
         end_column = (error.end_offset - 1) if error.end_offset else None
-        return _ParsedChunk(None, (), _syntax_error(error.msg, line, column, end_line, end_column))
+        return _syntax_error(error.msg, line, column, end_line, end_column)
     except (RecursionError, MemoryError):
-        return _ParsedChunk(None, (), _syntax_error("expressions nested too deeply to parse", 1, 0))
-    except ValueError as error:  # e.g. null bytes
-        return _ParsedChunk(None, (), _syntax_error(str(error), 1, 0))
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as error:
-        location = _LIBCST_LOCATION.search(error.message)
-        line, column = (
-            (int(location[1]), int(location[2])) if location else (error.raw_line, error.raw_column)
-        )
-        return _ParsedChunk(None, (), _syntax_error(error.message, line, column))
-    except (RecursionError, MemoryError):
-        return _ParsedChunk(None, (), _syntax_error("expressions nested too deeply to parse", 1, 0))
-    imports = collect_imports(module)
-    candidate = "@" in text or "class " in text
-    return _ParsedChunk(module if candidate else None, imports)
+        return _syntax_error("expressions nested too deeply to parse", 1, 0)
+    except ValueError as error:  # e.g. null bytes (Python < 3.12)
+        return _syntax_error(str(error), 1, 0)
+
+
+def _parse_chunk(text: str) -> _ParsedChunk:
+    tree = parse(text)
+    if isinstance(tree, Diagnostic):
+        return _ParsedChunk(None, (), (), tree)
+    body = tree.body
+    imports = collect_imports(body)
+    definitions = scope_definitions(body)
+    if not may_hold_rewards(text):
+        return _ParsedChunk(None, imports, definitions)
+    return _ParsedChunk(body, imports, definitions, None, NodePositions(text))
 
 
 class ModuleAnalyzer:
@@ -146,6 +155,7 @@ class ModuleAnalyzer:
         self._analysed: dict[tuple[object, ...], _AnalysedChunk] = {}
         self._live: dict[str | None, tuple[frozenset[str], frozenset[tuple[object, ...]]]] = {}
         self._splitters: dict[str | None, IncrementalSplitter] = {}
+        self._context: ImportContext | None = None
         self.last_reparsed = 0
         """How many chunks the latest :meth:`analyze` had to parse (for tests and benchmarks)."""
 
@@ -177,35 +187,34 @@ class ModuleAnalyzer:
         # Chunks that parsed are analysed even when another one did not: their rewards keep
         # hover and completion working while the user types, and their (cached) results are
         # ready the moment the error is fixed. Their diagnostics wait until then.
-        bindings = [binding for parsed_chunk in parsed for binding in parsed_chunk.imports]
-        context = build_context(bindings, config.reward_decorators)
+        context = build_context(
+            [binding for parsed_chunk in parsed for binding in parsed_chunk.imports],
+            config.reward_decorators,
+            [definition for parsed_chunk in parsed for definition in parsed_chunk.definitions],
+        )
+        if context == self._context:  # the same object again: cache keys compare by identity
+            context = self._context
+        self._context = context
+        fingerprint = config.fingerprint
         diagnostics: list[Diagnostic] = []
         rewards: list[RewardDefinition] = []
         used_keys = set()
         for chunk, parsed_chunk in zip(chunks, parsed):
-            if parsed_chunk.module is None:
+            if parsed_chunk.body is None or parsed_chunk.positions is None:
                 continue
-            key = (chunk.text, context, config.fingerprint)
+            key = (chunk.text, context, fingerprint)
             used_keys.add(key)
             analysed = self._analysed.get(key)
             if analysed is None:
-                analysed = self._analyse(parsed_chunk.module, context, config)
+                analysed = analyse_statements(
+                    self._rules, parsed_chunk.body, parsed_chunk.positions, context, config
+                )
                 self._analysed[key] = analysed
             placed_diagnostics, placed_rewards = analysed.placed(chunk.start_line - 1)
             diagnostics.extend(placed_diagnostics)
             rewards.extend(placed_rewards)
         self._remember(path, used_texts, frozenset(used_keys))
-        if syntax_error is not None:
-            kept = filter_diagnostics([syntax_error], source, config)
-            return ModuleAnalysis(tuple(kept), tuple(rewards), syntax_error=syntax_error)
-        registered = [
-            (None, definition)
-            for definition in rewards
-            if definition.registered and definition.module_level
-        ]
-        diagnostics.extend(d for _, d in DuplicateRewardName.duplicates(registered))
-        kept = filter_diagnostics(diagnostics, source, config)
-        return ModuleAnalysis(diagnostics=tuple(kept), rewards=tuple(rewards))
+        return _module_analysis(diagnostics, rewards, syntax_error, source, config)
 
     def forget(self, path: str | None) -> None:
         """Drop what the cache holds for ``path`` only (a closed document)."""
@@ -220,30 +229,6 @@ class ModuleAnalyzer:
             self._parsed[text] = parsed
             self.last_reparsed += 1
         return parsed
-
-    def _analyse(
-        self, module: cst.Module, context: ImportContext, config: CheckConfig
-    ) -> _AnalysedChunk:
-        try:
-            findings = find_rewards(module, context)
-            diagnostics: list[Diagnostic] = []
-            for rule in self._rules:
-                for reward in findings.rewards:
-                    diagnostics.extend(rule.check_reward(reward, config))
-                for class_facts in findings.classes:
-                    diagnostics.extend(rule.check_class(class_facts, config))
-        except RecursionError:
-            return _AnalysedChunk(
-                (
-                    NestingTooDeep.diagnostic(
-                        Span(1, 0, 1, 1),
-                        "this definition is nested too deeply to analyse; its checks are skipped",
-                    ),
-                ),
-                (),
-            )
-        definitions = tuple(reward.definition for reward in findings.rewards)
-        return _AnalysedChunk(tuple(diagnostics), definitions)
 
     def _remember(
         self, path: str | None, texts: frozenset[str], keys: frozenset[tuple[object, ...]]
@@ -267,12 +252,92 @@ class ModuleAnalyzer:
             self._analysed.pop(key, None)
 
 
+def analyse_statements(
+    rules: Sequence[Rule],
+    body: Sequence[ast.stmt],
+    positions: NodePositions,
+    context: ImportContext,
+    config: CheckConfig,
+) -> _AnalysedChunk:
+    """Find the rewards among ``body`` and run every rule on them (positions relative to
+    ``positions.text``); a definition too deeply nested to walk gives one RK901 instead."""
+    try:
+        findings = find_rewards(body, context, positions)
+        diagnostics: list[Diagnostic] = []
+        for rule in rules:
+            for reward in findings.rewards:
+                diagnostics.extend(rule.check_reward(reward, config))
+            for class_facts in findings.classes:
+                diagnostics.extend(rule.check_class(class_facts, config))
+    except RecursionError:
+        note = NestingTooDeep.diagnostic(
+            Span(1, 0, 1, 1),
+            "this definition is nested too deeply to analyse; its checks are skipped",
+        )
+        return _AnalysedChunk((note,), ())
+    definitions = tuple(reward.definition for reward in findings.rewards)
+    return _AnalysedChunk(tuple(diagnostics), definitions)
+
+
+def _module_analysis(
+    diagnostics: list[Diagnostic],
+    rewards: list[RewardDefinition],
+    syntax_error: Diagnostic | None,
+    source: str,
+    config: CheckConfig,
+) -> ModuleAnalysis:
+    """The module's analysis from its definitions' results: only RK900 while it does not parse,
+    else every diagnostic plus RK401 between its own rewards, filtered and sorted."""
+    if syntax_error is not None:
+        kept = filter_diagnostics([syntax_error], source, config)
+        return ModuleAnalysis(tuple(kept), tuple(rewards), syntax_error=syntax_error)
+    registered = [
+        (None, definition)
+        for definition in rewards
+        if definition.registered and definition.module_level
+    ]
+    diagnostics.extend(d for _, d in DuplicateRewardName.duplicates(registered))
+    kept = filter_diagnostics(diagnostics, source, config)
+    return ModuleAnalysis(diagnostics=tuple(kept), rewards=tuple(rewards))
+
+
+_DEFAULT_RULES = tuple(rule() for rule in RULES)
+
+
+def analyze_module(
+    source: str, path: str | None = None, config: CheckConfig | None = None
+) -> ModuleAnalysis:
+    """One module, once (``rewardkit check``): the same results as :class:`ModuleAnalyzer`,
+    faster for a single pass: a module that parses is parsed and analysed in one piece, without
+    splitting it or caching its parts."""
+    config = config if config is not None else CheckConfig()
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    if not may_define_rewards(source, config):
+        return ModuleAnalysis(skipped=True)
+    tree = parse(source)
+    if not isinstance(tree, Diagnostic):
+        context = build_context(
+            collect_imports(tree.body), config.reward_decorators, scope_definitions(tree.body)
+        )
+        analysed = analyse_statements(
+            _DEFAULT_RULES, tree.body, NodePositions(source), context, config
+        )
+        if not (analysed.diagnostics and analysed.diagnostics[0].code == NestingTooDeep.code):
+            return _module_analysis(
+                list(analysed.diagnostics), list(analysed.rewards), None, source, config
+            )
+    # A syntax error (reported per definition) or a definition too deep to walk: the chunked
+    # analysis places both exactly as the language server does.
+    return ModuleAnalyzer().analyze(source, path, config)
+
+
 def suppressions(source: str) -> dict[int, frozenset[str]]:
     """Line -> codes suppressed there by ``# rewardkit: ignore[...]`` (empty set: all codes)."""
     found: dict[int, frozenset[str]] = {}
     if "rewardkit:" not in source and "rewardkit :" not in source:
         return found
-    for index, line_text in enumerate(source.split("\n"), start=1):
+    for index, line_text in enumerate(LINE_BREAK.split(source), start=1):
         if "#" in line_text:
             codes = suppressed_codes(line_text)
             if codes is not None:
@@ -304,7 +369,7 @@ def check_source(
     source: str, path: str | None = None, config: CheckConfig | None = None
 ) -> list[Diagnostic]:
     """Every diagnostic of one module (stateless): the same results as :class:`ModuleAnalyzer`."""
-    return list(ModuleAnalyzer().analyze(source, path, config).diagnostics)
+    return list(analyze_module(source, path, config).diagnostics)
 
 
 def duplicate_reward_diagnostics(

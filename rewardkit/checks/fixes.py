@@ -6,14 +6,14 @@ as diagnostics; :func:`apply_edits` applies them to text (tests, editors without
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from rewardkit.checks.discovery import dotted_name, string_value
 from rewardkit.checks.model import Diagnostic, Fix, Span, TextEdit
+from rewardkit.checks.positions import LINE_BREAK, NodePositions
 
 if TYPE_CHECKING:
     from rewardkit.checks.discovery import CallFact, RewardFacts
@@ -44,30 +44,14 @@ NUMERIC_CALLS = frozenset(
 )
 """Calls (qualified through the module's imports) that return a number; ``math.*`` too."""
 
-_ARITHMETIC = (cst.Divide, cst.FloorDivide, cst.Power)
+_ARITHMETIC = (ast.Div, ast.FloorDiv, ast.Pow)
 """Operators whose result is a number (``+``, ``*``, ``%``, ``-`` also work on strings or sets:
 those count when an operand is numeric)."""
-_NUMBER_LITERALS = (cst.Integer, cst.Float)
-
-
-def _offsets(source: str) -> list[int]:
-    starts = [0]
-    index = source.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = source.find("\n", index + 1)
-    return starts
 
 
 def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
     """``source`` with non-overlapping ``edits`` applied (positions refer to the original text)."""
-    starts = _offsets(source)
-
-    def offset(line: int, column: int) -> int:
-        if line > len(starts):
-            return len(source)
-        return min(starts[line - 1] + column, len(source))
-
+    offset = NodePositions(source).offset
     ordered = sorted(
         edits, key=lambda e: (e.line, e.column, e.end_line, e.end_column), reverse=True
     )
@@ -91,10 +75,9 @@ def suppressed_codes(line_text: str) -> frozenset[str] | None:
 
 def suppression_fix(diagnostic: Diagnostic, source: str) -> Fix:
     """A fix that adds ``# rewardkit: ignore[CODE]`` to the diagnostic's line (or extends the list there)."""
-    lines = source.split("\n")
+    lines = LINE_BREAK.split(source)
     index = diagnostic.line - 1
     line_text = lines[index] if 0 <= index < len(lines) else ""
-    line_text = line_text.rstrip("\r")
     title = f"Suppress {diagnostic.code} on this line"
     match = SUPPRESSION.search(line_text)
     if match is not None and match.group("codes") is not None:
@@ -131,7 +114,7 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     for declared, _ in facts.parameters:
         if declared.name == parameter:
             spans.append(declared.span)
-    spans.extend(facts.name_uses.get(parameter, ()))
+    spans.extend(facts.positions.span(node) for node in facts.name_uses.get(parameter, ()))
     edits = tuple(
         TextEdit(span.line, span.column, span.end_line, span.end_column, suggestion)
         for span in sorted(set(spans))
@@ -139,31 +122,38 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     return Fix(f"Rename `{parameter}` to `{suggestion}`", edits, is_preferred=True)
 
 
-def is_numeric(
-    facts: RewardFacts, node: cst.BaseExpression, seen: frozenset[str] = frozenset()
-) -> bool:
+def is_number_literal(node: ast.AST) -> bool:
+    """A literal ``int``, ``float`` or ``complex`` (not ``True``/``False``: flags, not scores)."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, complex))
+        and not isinstance(node.value, bool)
+    )
+
+
+def is_numeric(facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
     """Whether ``node`` certainly evaluates to a number (``bool`` included): a number literal,
     arithmetic, a comparison, ``float()``/``len()``/``math.*`` and the like, or a local name
     every assignment of which is numeric."""
-    if isinstance(node, _NUMBER_LITERALS):
+    if is_number_literal(node):
         return True
-    if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, cst.Not) or is_numeric(facts, node.expression, seen)
-    if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, _ARITHMETIC):
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not) or is_numeric(facts, node.operand, seen)
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, _ARITHMETIC):
             return True
         return is_numeric(facts, node.left, seen) or is_numeric(facts, node.right, seen)
-    if isinstance(node, cst.Comparison):
+    if isinstance(node, ast.Compare):
         return True
-    if isinstance(node, cst.IfExp):
+    if isinstance(node, ast.IfExp):
         return is_numeric(facts, node.body, seen) and is_numeric(facts, node.orelse, seen)
-    if isinstance(node, cst.Call):
+    if isinstance(node, ast.Call):
         called = dotted_name(node.func)
         qualified = facts.context.qualify(called) if called else ""
         return qualified in NUMERIC_CALLS or qualified.startswith("math.")
-    if isinstance(node, cst.Name) and node.value not in seen:
-        values = facts.bindings.get(node.value)
-        seen = seen | {node.value}
+    if isinstance(node, ast.Name) and node.id not in seen:
+        values = facts.bindings.get(node.id)
+        seen = seen | {node.id}
         return bool(values) and all(
             value is not None and is_numeric(facts, value, seen) for value in values
         )
@@ -171,7 +161,7 @@ def is_numeric(
 
 
 def _reward_expression(
-    facts: RewardFacts, pairs: Sequence[tuple[str | None, cst.BaseExpression]]
+    facts: RewardFacts, pairs: Sequence[tuple[str | None, ast.expr]]
 ) -> str | None:
     """The closest numeric value among a dict's entries, as source text (``None``: none found).
 
@@ -186,51 +176,51 @@ def _reward_expression(
         *(
             value
             for value in score_values
-            if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
-            and not (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
+            if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
         ),
     ]
     for value in candidates:
         text = facts.code(value)
-        if "\n" not in text:
+        if "\n" not in text and "\r" not in text:
             return text
     return None
 
 
-def add_reward_key_fix(facts: RewardFacts, target: cst.CSTNode) -> Fix | None:
+_STRING_PREFIX = re.compile(r"[rRbBuUfF]*")
+
+
+def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
     """Add a ``reward`` entry to a dict display or ``dict(...)`` call, valued from its closest
     numeric entry, else a placeholder the fix asks the editor to select."""
     positions = facts.positions
-    if target not in positions:
-        return None
-    if isinstance(target, cst.Dict):
-        pairs = [
-            (string_value(element.key), element.value)
-            for element in target.elements
-            if isinstance(element, cst.DictElement)
-        ]
-        quote = next(
-            (
-                element.key.quote[-1]
-                for element in target.elements
-                if isinstance(element, cst.DictElement)
-                and isinstance(element.key, cst.SimpleString)
-            ),
-            '"',
-        )
+    if isinstance(target, ast.Dict):
+        pairs = [(string_value(key), value) for key, value in zip(target.keys, target.values)]
+        quote = '"'
+        for key in target.keys:
+            if string_value(key) is not None:
+                text = positions.code(key)  # type: ignore[arg-type]
+                quote = text[_STRING_PREFIX.match(text).end()]  # type: ignore[union-attr]
+                break
         prefix = f"{quote}reward{quote}: "
-        if not target.elements:
-            line, column = positions.end(target.lbrace)
+        brace_line, brace_column = positions.start(target)
+        if not target.keys:
+            line, column = brace_line, brace_column + 1
             suffix = ""
         else:
-            line, column = positions.start(target.elements[0])
-            dict_line, _ = positions.start(target.lbrace)
-            suffix = f",\n{' ' * column}" if line > dict_line else ", "
-    elif isinstance(target, cst.Call):
-        pairs = [(arg.keyword.value if arg.keyword else None, arg.value) for arg in target.args]
+            first = target.keys[0]
+            if first is None:  # `{**base, ...}`: before the `**`
+                value_start = positions.start_offset(target.values[0])
+                line, column = positions.position(positions.text.rfind("**", 0, value_start))
+            else:
+                line, column = positions.start(first)
+            suffix = f",\n{' ' * column}" if line > brace_line else ", "
+    elif isinstance(target, ast.Call):
+        arguments: list[ast.AST] = [*target.args, *target.keywords]
+        pairs = [(None, argument) for argument in target.args]
+        pairs += [(keyword.arg, keyword.value) for keyword in target.keywords]
         prefix = "reward="
-        if target.args:
-            line, column = positions.start(target.args[0])
+        if arguments:
+            line, column = min(positions.start(argument) for argument in arguments)
             suffix = ", "
         else:
             line, column = positions.end(target)
@@ -257,10 +247,8 @@ def await_fix(facts: RewardFacts, call: CallFact) -> Fix:
     end_line, end_column = facts.positions.end(call.node)
     parent = call.parent
     needs_parentheses = (
-        (isinstance(parent, cst.Attribute) and parent.value is call.node)
-        or (isinstance(parent, cst.Subscript) and parent.value is call.node)
-        or (isinstance(parent, cst.Call) and parent.func is call.node)
-    )
+        isinstance(parent, (ast.Attribute, ast.Subscript)) and call.field == "value"
+    ) or (isinstance(parent, ast.Call) and call.field == "func")
     if needs_parentheses:
         edits = (
             TextEdit(line, column, line, column, "(await "),
@@ -275,3 +263,31 @@ def make_async_fix(facts: RewardFacts) -> Fix:
     """Turn the reward's ``def`` into ``async def`` (its callers then await it)."""
     line, column = facts.positions.start(facts.function)
     return Fix("Make the reward `async`", (TextEdit(line, column, line, column, "async "),))
+
+
+def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
+    """Make a returned ``int`` or ``bool`` a ``float``: ``1`` -> ``1.0``, ``int(x)`` ->
+    ``float(x)``, anything else wrapped in ``float(...)``."""
+    positions = facts.positions
+    line, column = positions.start(value)
+    end_line, end_column = positions.end(value)
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        edits = (TextEdit(end_line, end_column, end_line, end_column, ".0"),)
+        return Fix(f"Return `{positions.code(value)}.0`", edits, is_preferred=True)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("int", "bool")
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        func_line, func_column = positions.start(value.func)
+        edits = (TextEdit(func_line, func_column, *positions.end(value.func), "float"),)
+        return Fix(
+            f"Return `float(...)` instead of `{value.func.id}(...)`", edits, is_preferred=True
+        )
+    edits = (
+        TextEdit(line, column, line, column, "float("),
+        TextEdit(end_line, end_column, end_line, end_column, ")"),
+    )
+    return Fix("Wrap the value in `float(...)`", edits, is_preferred=True)

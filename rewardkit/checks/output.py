@@ -26,10 +26,21 @@ class FileResult:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def render(results: Sequence[FileResult], output_format: str) -> str:
-    """The whole report in ``output_format`` (one of :data:`FORMATS`), ending with a newline if non-empty."""
+@dataclass(frozen=True)
+class Summary:
+    """What a run covered, for the text format's last line."""
+
+    files: int
+    rewards: int
+
+
+def render(
+    results: Sequence[FileResult], output_format: str, summary: Summary | None = None
+) -> str:
+    """The whole report in ``output_format`` (one of :data:`FORMATS`), ending with a newline if
+    non-empty. The text format ends with a summary line unless ``summary`` is ``None`` (``--quiet``)."""
     if output_format == "text":
-        return render_text(results)
+        return render_text(results, summary)
     if output_format == "json":
         return render_json(results)
     if output_format == "github":
@@ -47,8 +58,13 @@ def _counts(results: Sequence[FileResult]) -> dict[Severity, int]:
     return counts
 
 
-def render_text(results: Sequence[FileResult]) -> str:
-    """``path:line:col: CODE message`` per diagnostic, then a one-line summary."""
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'s' * (count != 1)}"
+
+
+def render_text(results: Sequence[FileResult], summary: Summary | None = None) -> str:
+    """``path:line:col: CODE message`` per diagnostic, then a one-line summary: the problems
+    found, or what was checked when nothing was (no summary line when ``summary`` is ``None``)."""
     lines = [
         f"{result.path}:{d.line}:{d.column + 1}: {d.code} {d.message}"
         for result in results
@@ -56,14 +72,21 @@ def render_text(results: Sequence[FileResult]) -> str:
     ]
     counts = _counts(results)
     total = sum(counts.values())
-    if total:
+    if summary is None:
+        pass
+    elif total:
         parts = [
-            f"{counts[Severity.ERROR]} error{'s' * (counts[Severity.ERROR] != 1)}",
-            f"{counts[Severity.WARNING]} warning{'s' * (counts[Severity.WARNING] != 1)}",
+            _plural(counts[Severity.ERROR], "error"),
+            _plural(counts[Severity.WARNING], "warning"),
         ]
         if counts[Severity.INFO]:
-            parts.append(f"{counts[Severity.INFO]} note{'s' * (counts[Severity.INFO] != 1)}")
-        lines.append(f"Found {total} problem{'s' * (total != 1)} ({', '.join(parts)}).")
+            parts.append(_plural(counts[Severity.INFO], "note"))
+        lines.append(f"Found {_plural(total, 'problem')} ({', '.join(parts)}).")
+    else:
+        lines.append(
+            f"Checked {_plural(summary.files, 'file')}, {_plural(summary.rewards, 'reward')}: "
+            "no problems"
+        )
     return "".join(line + "\n" for line in lines)
 
 

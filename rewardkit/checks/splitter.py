@@ -21,15 +21,15 @@ _TOKEN = re.compile(
         [rRbBuUfFtT]{0,2}
         (?: '''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)
           | \"\"\"(?:[^"\\]|\\.|"(?!""))*(?:\"\"\"|\Z)
-          | '(?:[^'\\\n]|\\.)*'
-          | "(?:[^"\\\n]|\\.)*"
+          | '(?:[^'\\\r\n]|\\(?:\r\n|.))*'
+          | "(?:[^"\\\r\n]|\\(?:\r\n|.))*"
         )
     )
-    | (?P<comment>\#[^\n]*)
+    | (?P<comment>\#[^\r\n]*)
     | (?P<open>[(\[{])
     | (?P<close>[)\]}])
-    | (?P<continuation>\\\r?\n)
-    | (?P<newline>\n)
+    | (?P<continuation>\\(?:\r\n|\r|\n))
+    | (?P<newline>\r\n|\r|\n)
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -82,6 +82,10 @@ def statement_starts(
     while True:
         if check_line:
             first = source[line_start : line_start + 1]
+            if first == "\f":  # a form feed resets the indentation: what follows may be column 0
+                indent = _INDENTATION.match(source, line_start).end()  # type: ignore[union-attr]
+                if source[line_start:indent].endswith("\f"):
+                    first = source[indent : indent + 1]
             if depth and _DEFINITION.match(source, line_start):
                 depth = 0  # the bracket above was never closed: the definition starts anew
                 starts.extend(decorators)
@@ -138,17 +142,30 @@ def common_suffix_length(first: str, second: str, limit: int) -> int:
     return low
 
 
+def _head(source: str, offset: int) -> int:
+    """Where the statement starting at ``offset`` has its first token (after form feeds)."""
+    if source.startswith("\f", offset):
+        return _FORM_FEEDS.match(source, offset).end()  # type: ignore[union-attr]
+    return offset
+
+
+def _is_decorator(source: str, offset: int) -> bool:
+    return source.startswith("@", _head(source, offset))
+
+
 def chunks_from_starts(source: str, starts: list[int]) -> list[Chunk]:
     """Group statement starts into chunks (decorators stay with their definition) and cut the text."""
     boundaries: list[int] = []
     previous_is_decorator = False
+    match_clause = _CONTINUES_PREVIOUS.match
     for offset in starts:
-        head = source[offset : offset + 8]
-        if previous_is_decorator or (boundaries and _CONTINUES_PREVIOUS.match(head)):
-            previous_is_decorator = head.startswith("@")
+        offset_head = _head(source, offset)
+        is_decorator = source.startswith("@", offset_head)
+        if previous_is_decorator or (boundaries and match_clause(source, offset_head)):
+            previous_is_decorator = is_decorator
             continue
         boundaries.append(offset)
-        previous_is_decorator = head.startswith("@")
+        previous_is_decorator = is_decorator
     if not boundaries or boundaries[0] != 0:
         boundaries.insert(0, 0)
     chunks: list[Chunk] = []
@@ -158,8 +175,20 @@ def chunks_from_starts(source: str, starts: list[int]) -> list[Chunk]:
         text = source[start:end]
         if text or not chunks:
             chunks.append(Chunk(text, line))
-        line += text.count("\n")
+        line += count_lines(text)
     return chunks
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+_INDENTATION = re.compile(r"[ \t\f]*")
+_FORM_FEEDS = re.compile(r"\f*")
+
+
+def count_lines(text: str) -> int:
+    """How many line breaks ``text`` holds (``\\r\\n``, ``\\r`` and ``\\n``, as Python reads them)."""
+    if "\r" not in text:
+        return text.count("\n")
+    return len(_LINE_BREAK.findall(text))
 
 
 def split_module(source: str) -> list[Chunk]:
@@ -188,7 +217,7 @@ class IncrementalSplitter:
             keep = bisect_right(self._starts, prefix - _RESCAN_MARGIN) - 1
             # Never restart at a decorator: inside a bracket left open, whether it starts a
             # statement depends on the `def` below it, which the edit may have changed.
-            while keep >= 0 and old.startswith("@", self._starts[keep]):
+            while keep >= 0 and _is_decorator(old, self._starts[keep]):
                 keep -= 1
             if keep < 0:
                 starts = statement_starts(

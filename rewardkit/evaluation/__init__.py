@@ -8,6 +8,7 @@ The batch API is importable for training loops::
 """
 
 from rewardkit.evaluation.cases import EvalInputError, FieldNames, MathCase, read_cases
+from rewardkit.evaluation.errors import EvalOutputError, Interrupted
 from rewardkit.evaluation.generation import AdapterError, ChatClient, ChatEndpoint
 from rewardkit.evaluation.grading import GradeOptions
 from rewardkit.evaluation.report import SCHEMA_VERSION
@@ -22,9 +23,11 @@ __all__ = [
     "ChatEndpoint",
     "EvalConfigError",
     "EvalInputError",
+    "EvalOutputError",
     "EvalRun",
     "FieldNames",
     "GradeOptions",
+    "Interrupted",
     "MathCase",
     "Summary",
     "read_cases",

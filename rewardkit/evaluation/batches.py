@@ -11,12 +11,11 @@ one write and adds up the counts. `CaseResult` objects are built only when someo
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any
 
@@ -27,9 +26,13 @@ from rewardkit.evaluation.cases import (
     EvalInputError,
     FieldNames,
     MathCase,
+    fast_loads,
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
+    SYMBOLIC_MODULE,
+    ColdWorker,
     GradeOptions,
     Grader,
     decided_to_result,
@@ -75,8 +78,16 @@ class ResultBatch:
     skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     error: tuple[int, str] | None = None
     grading_seconds: float = 0.0
+    busy_seconds: float = 0.0
+    """Wall time the worker spent on the chunk (parsing, grading, serialising): sizes the next tasks."""
     results: list[CaseResult] | None = None
     """The result objects, when they exist already (built in the main process)."""
+    interrupted: BaseException | None = None
+    """Ctrl-C (or another stop signal) arrived while this batch was graded in this process: it
+    holds the cases finished before it; the run writes them, then stops."""
+    resume_at: int | None = None
+    """The chunk stopped at this case (its offset in the chunk) because it needs the grader's
+    symbolic part, which this worker must not load (`ColdWorker`): the rest goes to a warm one."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -99,22 +110,27 @@ class ResultBatch:
             self.responses.append(result.response)
         self.grading_seconds += result.seconds
 
+    def keep_complete(self, stop: BaseException, offset: int) -> None:
+        """Cut the per-case lists to the cases whose results-file line was made (a signal may
+        land between two appends), and remember why the chunk stopped at `offset`."""
+        done = len(self.texts)
+        self.ids, self.lines = self.ids[:done], self.lines[:done]
+        if self.responses is not None:
+            self.responses = self.responses[:done]
+        if isinstance(stop, ColdWorker):
+            self.resume_at = offset
+        else:
+            self.interrupted = stop
+
     def materialise(self) -> list[CaseResult]:
         """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
         if self.results is not None:
             return list(self.results)
-        results = []
-        for index, text in enumerate(self.texts):
-            result = CaseResult.from_json(json.loads(text))
-            response = self.responses[index] if self.responses is not None else None
-            results.append(
-                replace(
-                    result,
-                    response=response if response is not None else result.response,
-                    serialized=text,
-                )
-            )
-        return results
+        responses = self.responses or [None] * len(self.texts)
+        return [
+            CaseResult.from_json(fast_loads(text), response=response, serialized=text)
+            for text, response in zip(self.texts, responses)
+        ]
 
     def drop(self, positions: Iterable[int]) -> None:
         """Remove the results at `positions` (a duplicate id found after it was emitted)."""
@@ -155,19 +171,56 @@ class LineSettings:
     grader: Grader | None = None
 
 
+class TaskSizer:
+    """How many bytes of input go into the next task: few at first, so that the first results
+    reach the results file within milliseconds of the workers' start, then about
+    `target_seconds` of a worker's time each, from the bytes per second of the tasks that
+    finished. Small tasks stream results and lose little to an interrupt; each task also costs
+    the main process ~0.3 ms, so fast (cached) grading gets bigger ones, up to `maximum`.
+
+    The main loop calls `record`, the thread that cuts the input calls `size`."""
+
+    FIRST = 16 << 10
+    MINIMUM = 4 << 10
+    TARGET_SECONDS = 0.1
+    """Half of the ~0.2 s a batch may take, leaving room for a slower stretch of input."""
+
+    def __init__(
+        self, maximum: int = 1 << 20, *, first: int = FIRST, target_seconds: float = TARGET_SECONDS
+    ) -> None:
+        self.maximum = max(self.MINIMUM, maximum)
+        self.target_seconds = target_seconds
+        self._size = max(self.MINIMUM, min(first, self.maximum))
+        self._cost: float | None = None
+        """Seconds per byte, averaged: a slow stretch shrinks the tasks at once (the average
+        of costs is dominated by the slow one), a fast one grows them back over a few tasks."""
+
+    def size(self) -> int:
+        """Bytes for the next task."""
+        return self._size
+
+    def record(self, nbytes: int, seconds: float) -> None:
+        """A task of `nbytes` kept a worker busy for `seconds`."""
+        if nbytes <= 0 or seconds <= 0:
+            return
+        cost = seconds / nbytes
+        self._cost = cost if self._cost is None else (self._cost + cost) / 2
+        self._size = int(min(self.maximum, max(self.MINIMUM, self.target_seconds / self._cost)))
+
+
 def read_blocks(
     handle: IO[bytes],
     *,
-    block_bytes: int,
+    sizer: TaskSizer,
     lines_per_block: int | None = None,
     limit: int | None = None,
 ) -> Iterator[RawBlock]:
     """Yield a binary file as blocks of whole lines, each with the number of its first line.
 
     This runs in the main process, where every microsecond per case is one every worker waits
-    for, so it does not look at lines: it reads `block_bytes` and cuts after the last newline.
-    Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as `--limit`
-    does) make it go line by line.
+    for, so it does not look at lines: it reads `sizer.size()` bytes and cuts after the last
+    newline. Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as
+    `--limit` does) make it go line by line.
     """
     if lines_per_block is not None or limit is not None:
         yield from _read_counted_blocks(handle, lines_per_block or 256, limit)
@@ -175,7 +228,7 @@ def read_blocks(
     number = 1
     carry = b""
     while True:
-        data = handle.read(block_bytes)
+        data = handle.read(sizer.size())
         if not data:
             if carry:
                 yield number, carry
@@ -191,22 +244,22 @@ def read_blocks(
         number += block.count(b"\n")
 
 
-def line_lists(handle: IO[bytes], *, block_bytes: int) -> Iterator[list[bytes]]:
-    """A binary file as lists of whole lines (newline included) of about `block_bytes` each.
+def line_lists(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[list[bytes]]:
+    """A binary file as lists of whole lines (newline included) of about `sizer.size()` bytes.
     Unnumbered: grading in this process numbers lines as it goes. `readlines` splits in C with
     one copy, where cutting blocks and splitting them again copied the input three times."""
-    while lines := handle.readlines(block_bytes):
+    while lines := handle.readlines(sizer.size()):
         yield lines
 
 
-def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
+def read_spans(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[FileSpan]:
     """Like `read_blocks` without a limit, but yield positions in the file rather than bytes:
     the main process reads each block once to cut it after a newline and count its lines,
     and never pickles or sends input text (workers read their spans themselves)."""
     descriptor = handle.fileno()
     offset = 0
     number = 1
-    size = block_bytes
+    size = sizer.size()
     while True:
         data = os.pread(descriptor, size, offset)
         if not data:
@@ -219,7 +272,7 @@ def read_spans(handle: IO[bytes], *, block_bytes: int) -> Iterator[FileSpan]:
         yield number, offset, cut
         number += data.count(b"\n", 0, cut)
         offset += cut
-        size = block_bytes
+        size = sizer.size()
 
 
 def _read_counted_blocks(
@@ -279,26 +332,38 @@ def grade_blocks_in_process(
     blocks: Iterable[RawBlock | FileSpan | list[bytes]],
     settings: LineSettings,
     done_ids: set[str],
+    sizer: TaskSizer | None = None,
 ) -> Iterator[ResultBatch]:
     """Grade raw blocks in this process (`--workers 0`; `settings.sandbox` should be True, so
     the grader's own process enforces the budget). Lists of lines (from `line_lists`) are
-    numbered here, in order. A malformed line raises `EvalInputError` after the batch of the
-    lines before it."""
-    if settings.sandbox:
-        start_symbolic_workers(settings.grader)
-    grader = LineGrader(settings, done_ids)
+    numbered here, in order; their size and grading time go to `sizer`. The grader's symbolic
+    workers start with the first block (none for an empty input). A malformed line raises
+    `EvalInputError` after the batch of the lines before it."""
+    grader: LineGrader | None = None
     next_line = 1
     try:
         for block in blocks:
+            if grader is None:
+                if settings.sandbox:
+                    start_symbolic_workers(settings.grader)
+                grader = LineGrader(settings, done_ids)
+            started = time.perf_counter()
+            nbytes = 0
             if isinstance(block, list):
+                nbytes = sum(map(len, block))
                 block, next_line = (next_line, block), next_line + len(block)
             batch = grader.grade_block(block)
+            if sizer is not None:
+                sizer.record(nbytes, time.perf_counter() - started)
             yield batch
+            if batch.interrupted is not None:
+                raise batch.interrupted
             if batch.error is not None:
                 line, reason = batch.error
                 raise EvalInputError(reason, path=settings.path, line=line)
     finally:
-        grader.close()
+        if grader is not None:
+            grader.close()
 
 
 def _tag_value(tag: Any) -> str:
@@ -344,6 +409,7 @@ class LineGrader:
         kwargs = self.kwargs
         encode_text = encode_basestring
         perf_counter = time.perf_counter
+        cold_guard = COLD_GUARD
         seconds_total = 0.0
         if isinstance(block[1], list):
             first, raws = block  # type: ignore[misc]
@@ -353,84 +419,90 @@ class LineGrader:
         else:
             first, data = block  # type: ignore[misc]
             raws = data.split(b"\n")
-        for offset, raw in enumerate(raws):
-            if not raw or raw.isspace():
-                continue
-            if on_case is not None:
-                on_case(offset)
-            number = first + offset
-            record = self._fast_record(raw)
-            if record is None:  # anything unusual goes through the full, message-giving parser
-                try:
-                    case = parse_case_line(
-                        raw.decode("utf-8"),
-                        path=settings.path,
-                        line=number,
-                        fields=settings.fields,
-                    )
-                except (UnicodeDecodeError, EvalInputError) as exc:
-                    reason = (
-                        f"not UTF-8 text ({exc.reason})"
-                        if isinstance(exc, UnicodeDecodeError)
-                        else exc.reason
-                    )
-                    if not settings.skip_bad:
-                        batch.error = (number, reason)
-                        break
-                    case = malformed_line_case(settings.path, number, reason)
-                if case.id in done_ids:
-                    batch.skipped.append((case.id, number, getattr(case, "response", None)))
+        offset = 0
+        try:
+            for offset, raw in enumerate(raws):
+                if not raw or raw.isspace():
                     continue
-                if isinstance(case, DecidedCase):
-                    result = decided_to_result(case)
-                else:
-                    result = grade_case(
-                        case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                if on_case is not None:
+                    on_case(offset)
+                number = first + offset
+                record = self._fast_record(raw)
+                if record is None:  # anything unusual goes through the full, message-giving parser
+                    try:
+                        case = parse_case_line(
+                            raw.decode("utf-8"),
+                            path=settings.path,
+                            line=number,
+                            fields=settings.fields,
+                        )
+                    except (UnicodeDecodeError, EvalInputError) as exc:
+                        reason = (
+                            f"not UTF-8 text ({exc.reason})"
+                            if isinstance(exc, UnicodeDecodeError)
+                            else exc.reason
+                        )
+                        if not settings.skip_bad:
+                            batch.error = (number, reason)
+                            break
+                        case = malformed_line_case(settings.path, number, reason)
+                    if case.id in done_ids:
+                        batch.skipped.append((case.id, number, getattr(case, "response", None)))
+                        continue
+                    if isinstance(case, DecidedCase):
+                        result = decided_to_result(case)
+                    else:
+                        result = grade_case(
+                            case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                        )
+                    ids.append(result.id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    if responses is not None:
+                        responses.append(result.response)
+                    seconds_total += result.seconds
+                    continue
+                case_id, response, gold = record
+                if case_id in done_ids:
+                    batch.skipped.append((case_id, number, response))
+                    continue
+                started = perf_counter()
+                try:
+                    verdict = grade(response, gold, **kwargs)
+                except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
+                    verdict = exc
+                seconds = perf_counter() - started
+                if cold_guard.fired:  # (a grader that swallowed `ColdWorker`)
+                    raise ColdWorker(SYMBOLIC_MODULE)
+                line_record = (
+                    None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
+                )
+                if line_record is None:  # unusual: built by the general, checking functions
+                    case = MathCase(id=case_id, response=response, gold=gold, line=number)
+                    result = (
+                        grader_error_result(case, verdict, seconds)
+                        if isinstance(verdict, Exception)
+                        else verdict_to_result(case, verdict, seconds=seconds)
                     )
-                ids.append(result.id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[result.outcome, result.reason] += 1
+                    texts.append(result.to_line(include_response=False))
+                    seconds_total += result.seconds
+                else:
+                    ids.append(case_id)
+                    lines.append(number)
+                    counts[line_record[0]] += 1
+                    texts.append(
+                        f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                        f'"seconds": {seconds:.6f}}}\n'
+                    )
+                    seconds_total += seconds
                 if responses is not None:
-                    responses.append(result.response)
-                seconds_total += result.seconds
-                continue
-            case_id, response, gold = record
-            if case_id in done_ids:
-                batch.skipped.append((case_id, number, response))
-                continue
-            started = perf_counter()
-            try:
-                verdict = grade(response, gold, **kwargs)
-            except Exception as exc:  # a grader bug: HARNESS_ERROR, as `grade_case` makes it
-                verdict = exc
-            seconds = perf_counter() - started
-            line_record = (
-                None if isinstance(verdict, Exception) else self._verdict_fragment(verdict)
-            )
-            if line_record is None:  # unusual: built by the general, checking functions
-                case = MathCase(id=case_id, response=response, gold=gold, line=number)
-                result = (
-                    grader_error_result(case, verdict, seconds)
-                    if isinstance(verdict, Exception)
-                    else verdict_to_result(case, verdict, seconds=seconds)
-                )
-                ids.append(case_id)
-                lines.append(number)
-                counts[result.outcome, result.reason] += 1
-                texts.append(result.to_line(include_response=False))
-                seconds_total += result.seconds
-            else:
-                ids.append(case_id)
-                lines.append(number)
-                counts[line_record[0]] += 1
-                texts.append(
-                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                    f'"seconds": {seconds:.6f}}}\n'
-                )
-                seconds_total += seconds
-            if responses is not None:
-                responses.append(response)
+                    responses.append(response)
+        except (KeyboardInterrupt, ColdWorker) as stop:  # keep the cases done before it
+            batch.keep_complete(stop, offset)
         batch.grading_seconds = seconds_total
         return batch
 

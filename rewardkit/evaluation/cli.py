@@ -1,30 +1,52 @@
 """`rewardkit eval math [RESPONSES.jsonl]`: grade a file of responses (or the shipped sample).
 
-Exit status: 0 when the run completed, whatever the score; 2 for usage errors and unreadable or
-malformed input (the message names file:line); 130 when interrupted (resume with `--resume`).
+Exit status (docs/eval.md): 0 the run completed and scored at least one case, whatever the
+score; 2 usage errors, unreadable or malformed input (the message names file:line), an output
+refused (exists without --resume/--overwrite, is the input or another output, belongs to
+another run); 3 nothing could be scored (empty input, or every case an ADAPTER_ERROR or
+HARNESS_ERROR); 4 an output could not be written (full disk, a directory, no permission);
+128+N stopped by signal N after keeping what was graded (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP;
+continue with --resume); 1 a bug in rewardkit (a traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import re
+import signal
 import sys
+import warnings
 
 from rewardkit.evaluation.cases import DEFAULT_GOLD_FIELDS, EvalInputError, FieldNames
+from rewardkit.evaluation.errors import (
+    EXIT_NOTHING_SCORED,
+    EXIT_OK,
+    EXIT_OUTPUT_ERROR,
+    EXIT_USAGE,
+    EvalConfigError,
+    EvalOutputError,
+    exit_status_of_interrupt,
+    raise_interrupted,
+)
 from rewardkit.evaluation.generation import (
     DEFAULT_MAX_TOKENS,
     ChatEndpoint,
     ModelSpecError,
     parse_model_spec,
 )
+from rewardkit.evaluation.output_files import escape_lone_surrogates
 from rewardkit.evaluation.report import print_summary, summary_table
 from rewardkit.evaluation.runner import (
     EXECUTORS,
     EXTRACT_MODES,
     POLICIES,
-    EvalConfigError,
     run_math_eval,
 )
+from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, capped_workers
+
+PROG = "rewardkit eval math"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +71,32 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
     return value
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.IGNORECASE)
+
+
+def memory_size(text: str) -> int:
+    """`2G`, `512M`, `1.5GiB`, `0` (no cap) -> bytes (powers of 1024)."""
+    found = _SIZE.fullmatch(text.strip())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2G, 512M, 0 for no cap)")
+    number, unit = found.groups()
+    return int(float(number) * 1024 ** "bkmgt".index((unit or "b").lower()))
+
+
+def grader_function(text: str) -> object:
+    """`package.module:function` -> the function (imported now, so a typo is a usage error)."""
+    module_name, _, name = text.partition(":")
+    if not module_name or not name:
+        raise argparse.ArgumentTypeError(f"expected MODULE:FUNCTION, got {text!r}")
+    try:
+        function = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot import {text}: {exc}") from None
+    if not callable(function):
+        raise argparse.ArgumentTypeError(f"{text} is not a function")
+    return function
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,6 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)",
     )
     grading.add_argument(
+        "--grader",
+        type=grader_function,
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="grade with your own function of rewardkit.math.grade's signature "
+        "(default: rewardkit.math.grade)",
+    )
+    grading.add_argument(
         "--timeout",
         type=_positive_float,
         default=1.0,
@@ -125,7 +181,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative_int,
         default=None,
         metavar="N",
-        help="worker processes (default: the number of cores; 0 grades in this process)",
+        help="worker processes (default and most: the cores this process may use; 0 grades "
+        "in this process)",
+    )
+    run.add_argument(
+        "--worker-memory",
+        type=memory_size,
+        default=DEFAULT_WORKER_MEMORY,
+        metavar="SIZE",
+        help="address space each worker may use beyond its start, e.g. 2G, 512M; 0: no cap "
+        f"(default: {DEFAULT_WORKER_MEMORY >> 30}G; a case over it is a HARNESS_ERROR)",
     )
     run.add_argument(
         "--executor",
@@ -145,6 +210,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--resume", action="store_true", help="skip the ids already in --output and append the rest"
+    )
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --output (without it, or --resume, an existing one is refused)",
+    )
+    out.add_argument(
+        "--force-resume",
+        action="store_true",
+        help="with --resume: continue the results even if they were graded from another input "
+        "or with other grading options",
     )
     out.add_argument(
         "--report",
@@ -238,6 +314,22 @@ def _endpoint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Chat
     )
 
 
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {escape_lone_surrogates(message)}", file=sys.stderr)
+
+
+def _install_signal_handlers() -> None:
+    """SIGTERM and SIGHUP stop a run as Ctrl-C does: what was graded is written, then the exit
+    status is 128 + the signal's number (the workers die with the run in any case)."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) in (
+            signal.SIG_DFL,
+            signal.default_int_handler,
+        ):
+            signal.signal(signum, raise_interrupted)
+
+
 def main(argv: list[str]) -> int:
     """Run `rewardkit eval ...` with `argv` (after `eval`); return the exit status."""
     parser = build_parser()
@@ -250,8 +342,13 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     if args.resume and not args.output:
-        print("rewardkit eval math: error: --resume needs --output", file=sys.stderr)
-        return 2
+        _error("--resume needs --output")
+        return EXIT_USAGE
+    workers = args.workers
+    if args.executor == "local" and workers:
+        workers, capped = capped_workers(workers)
+        if capped:
+            print(f"{PROG}: warning: {capped}", file=sys.stderr)
     fields = FieldNames(
         id=args.id_field,
         response=args.response_field,
@@ -259,34 +356,47 @@ def main(argv: list[str]) -> int:
         question=args.question_field,
         error=args.error_field,
     )
+    _install_signal_handlers()
     try:
-        run = run_math_eval(
-            args.input,
-            policy=args.policy,
-            extract=args.extract,
-            timeout=args.timeout,
-            fields=fields,
-            limit=args.limit,
-            skip_bad=args.skip_bad,
-            workers=args.workers,
-            executor=args.executor,
-            ray_address=args.ray_address,
-            output=args.output,
-            resume=args.resume,
-            report=args.report,
-            html=args.html,
-            generation=endpoint,
-            concurrency=max(1, args.concurrency),
-            progress=sys.stderr.isatty(),
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # shown above, in one line
+            run = run_math_eval(
+                args.input,
+                policy=args.policy,
+                extract=args.extract,
+                timeout=args.timeout,
+                fields=fields,
+                limit=args.limit,
+                skip_bad=args.skip_bad,
+                workers=workers,
+                executor=args.executor,
+                ray_address=args.ray_address,
+                output=args.output,
+                resume=args.resume,
+                overwrite=args.overwrite,
+                force_resume=args.force_resume,
+                report=args.report,
+                html=args.html,
+                generation=endpoint,
+                grader=args.grader,
+                concurrency=max(1, args.concurrency),
+                progress=sys.stderr.isatty(),
+                worker_memory=args.worker_memory,
+            )
     except (EvalInputError, EvalConfigError) as exc:
-        print(f"rewardkit eval math: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        where = f"; resume with --resume --output {args.output}" if args.output else ""
-        print(f"rewardkit eval math: interrupted{where}", file=sys.stderr)
-        return 130
-    title = f"rewardkit eval math: {run.report['config']['input']}\npolicy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+        _error(str(exc))
+        return EXIT_USAGE
+    except EvalOutputError as exc:
+        _error(str(exc))
+        return EXIT_OUTPUT_ERROR
+    except KeyboardInterrupt as exc:
+        where = f"; continue with --resume --output {args.output}" if args.output else ""
+        print(f"{PROG}: interrupted{where}", file=sys.stderr)
+        return exit_status_of_interrupt(exc)
+    title = escape_lone_surrogates(
+        f"{PROG}: {run.report['config']['input']}\n"
+        f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+    )
     print_summary(
         summary_table(
             run.summary,
@@ -302,5 +412,14 @@ def main(argv: list[str]) -> int:
         ("html report", args.html),
     ):
         if path:
-            print(f"{name}: {path}")
-    return 0
+            print(escape_lone_surrogates(f"{name}: {path}"))
+    summary = run.summary
+    if summary.scored == 0:
+        why = (
+            "the input has no cases"
+            if summary.n == 0
+            else f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
+        )
+        _error(f"nothing could be scored: {why} (exit status {EXIT_NOTHING_SCORED})")
+        return EXIT_NOTHING_SCORED
+    return EXIT_OK

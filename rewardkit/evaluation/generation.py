@@ -8,19 +8,20 @@ run goes on.
 
 from __future__ import annotations
 
-import http.client
+import base64
+import functools
 import json
 import random
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from rewardkit.evaluation.cases import DecidedCase, MathCase
+from rewardkit.evaluation.redaction import Redactor, redact_url, url_secrets
 from rewardkit.failures import FailureTag
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -52,11 +53,15 @@ def parse_model_spec(spec: str) -> str:
 
 @dataclass(frozen=True)
 class ChatEndpoint:
-    """Where and how to ask for completions; `backoff` is the first retry delay in seconds."""
+    """Where and how to ask for completions; `backoff` is the first retry delay in seconds.
+
+    `base_url` may carry credentials: `https://user:secret@host/v1` is sent as HTTP Basic
+    authentication (unless `api_key` gives a Bearer token), and a query (`?api-key=...`) is kept
+    on every request. Neither, nor the key, is ever written out (`redactor`)."""
 
     base_url: str
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     request_timeout: float = 600.0
@@ -67,8 +72,53 @@ class ChatEndpoint:
 
     @property
     def url(self) -> str:
-        """The chat-completions URL (`base_url` is e.g. `http://localhost:8000/v1`)."""
-        return self.base_url.rstrip("/") + "/chat/completions"
+        """The chat-completions URL to request: `/chat/completions` appended to the base URL's
+        path (before its query), without user information (sent as a header instead)."""
+        parts = urlsplit(self.base_url)
+        host = parts.netloc.rsplit("@", 1)[-1]
+        path = parts.path.rstrip("/") + "/chat/completions"
+        return urlunsplit((parts.scheme, host, path, parts.query, ""))
+
+    @property
+    def display_url(self) -> str:
+        """`url` with secret query values redacted: the form every message shows."""
+        return redact_url(self.url)
+
+    @property
+    def authorization(self) -> str | None:
+        """The `Authorization` header: Bearer `api_key`, else Basic from the URL's user info."""
+        if self.api_key:
+            return f"Bearer {self.api_key}"
+        parts = urlsplit(self.base_url)
+        if parts.username is None and parts.password is None:
+            return None
+        credentials = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        return "Basic " + base64.b64encode(credentials.encode()).decode()
+
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        """Removes this endpoint's credentials from any text (error bodies echo requests)."""
+        return Redactor([self.api_key, *url_secrets(self.base_url)])
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{name}={value!r}" for name, value in self.public_settings().items())
+        return f"ChatEndpoint({settings})"
+
+    def verdict_settings(self) -> dict[str, Any]:
+        """The settings that decide which responses are generated (a resumed run must match)."""
+        return {
+            "model": self.model,
+            "base_url": redact_url(self.base_url),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "system_prompt": self.system_prompt,
+        }
+
+    def public_settings(self) -> dict[str, Any]:
+        """Every setting but the key, the URL redacted: what reports show."""
+        settings = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+        settings["base_url"] = redact_url(self.base_url)
+        return settings
 
 
 @dataclass(frozen=True)
@@ -95,6 +145,20 @@ class ChatClient:
         self._lock = threading.Lock()
 
     def _request(self, question: str) -> Completion:
+        try:
+            return self._send(question)
+        except (_Retryable, AdapterError) as error:  # error bodies may echo the credentials
+            error.args = (self.endpoint.redactor(str(error)),)
+            raise
+
+    def _send(self, question: str) -> Completion:
+        # (imported here: urllib.request and http.client cost every `rewardkit eval` run
+        # ~25 ms of start-up, and only generation needs them)
+        import http.client
+        import socket
+        import urllib.error
+        import urllib.request
+
         endpoint = self.endpoint
         body = json.dumps(
             {
@@ -108,17 +172,19 @@ class ChatClient:
             }
         ).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        authorization = endpoint.authorization
+        if authorization:
+            headers["Authorization"] = authorization
         request = urllib.request.Request(endpoint.url, data=body, headers=headers, method="POST")
+        where = endpoint.display_url
         try:
             with urllib.request.urlopen(request, timeout=endpoint.request_timeout) as response:
                 payload = json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            text = exc.read()[:300].decode("utf-8", "replace").strip()
-            message = f"HTTP {exc.code} {exc.reason} from {endpoint.url}" + (
-                f": {text}" if text else ""
-            )
+            # (redacted before it is cut short: a cut secret would no longer match)
+            body = exc.read(1 << 16).decode("utf-8", "replace")
+            text = endpoint.redactor(body).strip()[:300]
+            message = f"HTTP {exc.code} {exc.reason} from {where}" + (f": {text}" if text else "")
             if exc.code in RETRYABLE_STATUS or exc.code >= 500:
                 raise _Retryable(message, _retry_after(exc.headers.get("Retry-After"))) from None
             raise AdapterError(message) from None
@@ -131,15 +197,15 @@ class ChatClient:
             reason = getattr(exc, "reason", None) or exc
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 reason = f"no response within {endpoint.request_timeout:g} s"
-            raise _Retryable(f"transport error talking to {endpoint.url}: {reason}") from None
+            raise _Retryable(f"transport error talking to {where}: {reason}") from None
         except json.JSONDecodeError as exc:
-            raise _Retryable(f"invalid JSON from {endpoint.url}: {exc.msg}") from None
+            raise _Retryable(f"invalid JSON from {where}: {exc.msg}") from None
         try:
             choice = payload["choices"][0]
             text = choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
             raise AdapterError(
-                f"unexpected response shape from {endpoint.url}: {json.dumps(payload)[:300]}"
+                f"unexpected response shape from {where}: {json.dumps(payload)[:300]}"
             ) from None
         return Completion(text=text or "", finish_reason=choice.get("finish_reason"), attempts=1)
 

@@ -37,6 +37,42 @@ def default_grader() -> Grader:
     return grade
 
 
+SYMBOLIC_MODULE = "rewardkit.math.symbolic"
+"""The grader's lazily imported symbolic part (sympy, the LaTeX parser: ~1-2 s to load). A test
+holds this name to what `warm_up` loads."""
+
+
+class ColdWorker(BaseException):
+    """Raised in a worker forked before `SYMBOLIC_MODULE` was loaded, when a case needs it: the
+    rest of the task goes to a worker forked once the parent has loaded it (one load, shared
+    by fork, rather than one per worker). A `BaseException`, so that the grader's own
+    `except Exception` does not turn it into a verdict."""
+
+
+class ColdImportGuard:
+    """A `sys.meta_path` finder for cold workers: importing `SYMBOLIC_MODULE` raises `ColdWorker`.
+
+    `fired` stays set once it did: a grader that swallows the exception (a bare `except`)
+    still cannot turn the case into a verdict, as the worker checks it after each case."""
+
+    fired = False
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == SYMBOLIC_MODULE:
+            self.fired = True
+            raise ColdWorker(name)
+        return None
+
+    def check(self) -> None:
+        """Raise `ColdWorker` if the guard fired during the last case."""
+        if self.fired:
+            raise ColdWorker(SYMBOLIC_MODULE)
+
+
+COLD_GUARD = ColdImportGuard()
+"""The guard a cold worker installs (one per process; unfired elsewhere)."""
+
+
 WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5"))
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""
 
@@ -78,7 +114,9 @@ def grade_case(
             sandbox=sandbox,
         )
     except Exception as exc:  # a grader bug must not stop the run: it is our side's failure
+        COLD_GUARD.check()
         return grader_error_result(case, exc, time.perf_counter() - started)
+    COLD_GUARD.check()
     return verdict_to_result(case, verdict, seconds=time.perf_counter() - started)
 
 

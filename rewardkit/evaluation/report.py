@@ -6,13 +6,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.table import Table
-
+from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import PASS, Summary
 from rewardkit.failures import FailureTag
+
+if TYPE_CHECKING:  # rich is imported when a table is printed (~20 ms of every start-up)
+    from rich.table import Table
 
 SCHEMA_VERSION = 1
 """Version of the `--report` JSON layout; bumped on any incompatible change."""
@@ -69,10 +70,9 @@ def build_report(
 
 
 def write_json_report(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write the report atomically enough for CI (whole file at once, trailing newline)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write the report whole or not at all (temporary file and rename; `EvalOutputError`)."""
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    write_atomically(path, encode_text(text), what="JSON report")
 
 
 def format_score(score: float | None) -> str:
@@ -98,6 +98,8 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
     )
     if timings.resumed_cases:
         throughput += f"; {timings.resumed_cases} resumed from --output"
+    from rich.table import Table
+
     table = Table(title=title, caption=throughput, title_justify="left", caption_justify="left")
     table.add_column("outcome")
     table.add_column("cases", justify="right")
@@ -122,5 +124,7 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
 
 def print_summary(table: Table, stream: TextIO) -> None:
     """Print the table; plain text when `stream` is not a terminal (CI logs, pipes)."""
+    from rich.console import Console
+
     console = Console(file=stream, width=max(100, Console(file=stream).width), highlight=False)
     console.print(table)

@@ -14,9 +14,10 @@ import json
 import os
 import stat
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,7 @@ from rewardkit.evaluation.batches import (
     LineSettings,
     RawBlock,
     ResultBatch,
+    TaskSizer,
     batch_of,
     grade_blocks_in_process,
     line_lists,
@@ -40,30 +42,43 @@ from rewardkit.evaluation.cases import (
     EvalInputError,
     FieldNames,
     MathCase,
+    fast_loads,
     parse_case_line,
     read_cases,
 )
+from rewardkit.evaluation.errors import EvalConfigError
 from rewardkit.evaluation.generation import ChatClient, ChatEndpoint, generate_cases
 from rewardkit.evaluation.grading import GradeOptions, Grader, decided_to_result
 from rewardkit.evaluation.html_report import render_html, write_html_report
+from rewardkit.evaluation.output_files import (
+    check_distinct_files,
+    check_writable,
+    encode_text,
+    has_content,
+    write_atomically,
+)
 from rewardkit.evaluation.report import Timings, build_report, write_json_report
-from rewardkit.evaluation.results_file import ResultsWriter, load_results
-from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
+from rewardkit.evaluation.results_file import (
+    InputFingerprint,
+    ResultsFile,
+    ResultsWriter,
+    check_resumable,
+    read_results,
+    results_header,
+)
+from rewardkit.evaluation.scoring import LINE_ENCODER, CaseResult, Summary, summarize_counts
 from rewardkit.evaluation.workers import (
+    DEFAULT_WORKER_MEMORY,
     InProcessExecutor,
     ProcessExecutor,
+    capped_workers,
     chunk_cases,
-    default_workers,
 )
 
 SAMPLE_NAME = "math_sample.jsonl"
 POLICIES = ("lenient", "strict")
 EXTRACT_MODES = ("boxed", "auto")
 EXECUTORS = ("local", "ray")
-
-
-class EvalConfigError(ValueError):
-    """The options of a run contradict each other or are out of range (a usage error, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +103,7 @@ class EvalRun:
 
 
 def sample_path() -> Path:
-    """The shipped sample of ~50 responses (`rewardkit eval math` with no file)."""
+    """The shipped sample of 55 responses (`rewardkit eval math` with no file)."""
     return Path(str(resources.files("rewardkit.evaluation").joinpath("data", SAMPLE_NAME)))
 
 
@@ -114,9 +129,12 @@ def _records_to_cases(
         yield case
 
 
-def _count_lines(path: Path, limit: int | None) -> int | None:
+def _count_cases(path: Path, limit: int | None) -> int | None:
+    """Non-blank lines of a regular file (None for a pipe, which cannot be read twice)."""
     try:
         with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
             count = sum(1 for raw in handle if raw.strip())
     except OSError:
         return None
@@ -130,8 +148,11 @@ def _validate(
     workers: int | None,
     executor: str,
     resume: bool,
+    overwrite: bool,
+    force_resume: bool,
     output: Any,
     limit: int | None,
+    worker_memory: int | None,
 ) -> None:
     if policy not in POLICIES:
         raise EvalConfigError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
@@ -145,8 +166,74 @@ def _validate(
         raise EvalConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if resume and output is None:
         raise EvalConfigError("resume needs an output file (--output) to know which cases are done")
+    if overwrite and output is None:
+        raise EvalConfigError("overwrite needs an output file (--output)")
+    if resume and overwrite:
+        raise EvalConfigError(
+            "--resume continues the results file and --overwrite replaces it: choose one"
+        )
+    if force_resume and not resume:
+        raise EvalConfigError("--force-resume goes with --resume")
     if limit is not None and limit < 0:
         raise EvalConfigError(f"limit must be >= 0, got {limit}")
+    if worker_memory is not None and worker_memory < 0:
+        raise EvalConfigError(f"worker memory must be >= 0 bytes, got {worker_memory}")
+
+
+def _check_outputs(
+    input_path: Path | None,
+    *,
+    output: str | Path | None,
+    report: str | Path | None,
+    html: str | Path | None,
+    resume: bool,
+    overwrite: bool,
+) -> None:
+    """Before any grading: no two of input, results, report and HTML report are one file; an
+    existing results file is continued or replaced only when asked; every output is writable."""
+    check_distinct_files(
+        {"input": input_path, "results file": output, "JSON report": report, "HTML report": html}
+    )
+    if output is not None and not resume and not overwrite and has_content(output):
+        raise EvalConfigError(
+            f"the results file {output} exists and is not empty: add --resume to continue "
+            "that run, or --overwrite to replace it"
+        )
+    for what, path in (("results file", output), ("JSON report", report), ("HTML report", html)):
+        if path is not None:
+            check_writable(path, what=what)
+
+
+def _grader_name(grader: Grader | None) -> str:
+    if grader is None:
+        return "rewardkit.math.grade"
+    return f"{getattr(grader, '__module__', '?')}.{getattr(grader, '__qualname__', repr(grader))}"
+
+
+def _grading_config(
+    options: GradeOptions,
+    fields: FieldNames,
+    grader: Grader | None,
+    generation: ChatEndpoint | None,
+) -> dict[str, Any]:
+    """The settings that decide verdicts: a resumed run must use the same ones."""
+    used_fields: dict[str, Any] = {
+        "id": fields.id,
+        "response": fields.response,
+        "gold": list(fields.gold),
+        "error": fields.error,
+    }
+    if generation is not None:
+        used_fields["question"] = fields.question
+    return {
+        "task": "math",
+        "policy": options.policy,
+        "extract": options.extract,
+        "timeout": options.timeout,
+        "fields": used_fields,
+        "grader": _grader_name(grader),
+        "generation": None if generation is None else generation.verdict_settings(),
+    }
 
 
 def run_math_eval(
@@ -163,6 +250,8 @@ def run_math_eval(
     ray_address: str | None = None,
     output: str | Path | None = None,
     resume: bool = False,
+    overwrite: bool = False,
+    force_resume: bool = False,
     report: str | Path | None = None,
     html: str | Path | None = None,
     generation: ChatEndpoint | None = None,
@@ -171,39 +260,98 @@ def run_math_eval(
     chunk_size: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     progress: bool = False,
+    worker_memory: int | None = DEFAULT_WORKER_MEMORY,
 ) -> EvalRun:
     """Grade math responses against gold answers and return results, summary and report.
 
     `data` is a JSONL path, an iterable of records (dicts) or `MathCase`s, or None for the
     shipped sample. `workers=0` grades in this process (the grader's sandbox enforces the
-    budget); `workers=N` uses N killable worker processes (default: the cores). `generation`
-    asks a chat endpoint for each problem's response first. `grader` replaces
-    `rewardkit.math.grade` (same signature; module-level so worker processes can import it).
-    Raises `EvalInputError` for unreadable or malformed input and `EvalConfigError` for bad options.
+    budget); `workers=N` uses N killable worker processes (default: the cores; more are capped
+    at the cores, with a warning), each allowed `worker_memory` bytes of address space beyond
+    its start (None or 0: no cap). `generation` asks a chat endpoint for each problem's
+    response first. `grader` replaces `rewardkit.math.grade` (same signature; module-level so
+    worker processes can import it).
+
+    An existing, non-empty `output` is refused unless `resume` (continue it; refused in turn if
+    it was written for another input or other grading options, unless `force_resume`) or
+    `overwrite`. Raises `EvalInputError` for unreadable or malformed input, `EvalConfigError`
+    for bad or contradictory options, `EvalOutputError` when an output cannot be written, and
+    `Interrupted` (a `KeyboardInterrupt`) when a signal stopped it after writing what was graded.
     """
-    _validate(policy, extract, timeout, workers, executor, resume, output, limit)
+    _validate(
+        policy,
+        extract,
+        timeout,
+        workers,
+        executor,
+        resume,
+        overwrite,
+        force_resume,
+        output,
+        limit,
+        worker_memory,
+    )
     fields = fields or FieldNames()
     options = GradeOptions(policy=policy, extract=extract, timeout=timeout)
     need_response = generation is None
     if data is None:
         data = sample_path()
-    n_workers = default_workers() if workers is None else workers
-    previous = load_results(output) if resume and output is not None else []
+    input_path = Path(data) if isinstance(data, (str, Path)) else None
+    records: list[Any] | None = None
+    if input_path is None:
+        records = list(data)[:limit] if limit is not None else list(data)  # type: ignore[arg-type]
+    n_workers, capped = capped_workers(workers) if executor == "local" else (0, None)
+    if capped is not None:
+        warnings.warn(capped, RuntimeWarning, stacklevel=2)
+    _check_outputs(
+        input_path, output=output, report=report, html=html, resume=resume, overwrite=overwrite
+    )
+    input_name = str(input_path) if input_path is not None else "<records>"
+    # (the name first: locating the packaged sample costs ~3 ms of importlib.resources)
+    if input_path is not None and input_path.name == SAMPLE_NAME and input_path == sample_path():
+        input_name = f"<sample {SAMPLE_NAME}>"
+    fingerprint = (
+        InputFingerprint.of_file(input_path, input_name)
+        if input_path is not None
+        else InputFingerprint.of_records(records or [])
+    )
+    grading = _grading_config(options, fields, grader, generation)
+    existing = ResultsFile(None, [])
+    if resume and output is not None:
+        existing = read_results(output)
+        if not force_resume:
+            check_resumable(existing, path=output, fingerprint=fingerprint, grading=grading)
+        existing.repair(output)
+    previous = existing.results
     done_ids = {result.id for result in previous}
     # Responses read from an input file stay out of the results file (they are most of its
     # size and of the cost of writing it); generated ones exist nowhere else, so they go in.
     include_response = generation is not None
     keep_responses = html is not None or on_result is not None
-    raw_lines = isinstance(data, (str, Path)) and generation is None and executor == "local"
-    total: int | None
+    raw_lines = input_path is not None and generation is None and executor == "local"
+    cases_in_input: int | None = None
+    if progress or (previous and not force_resume):
+        cases_in_input = (
+            _count_cases(input_path, limit) if input_path is not None else len(records or [])
+        )
+    # Resuming a run that is complete (same input, checked above): nothing to start at all.
+    nothing_left = (
+        bool(previous)
+        and not force_resume
+        and cases_in_input is not None
+        and cases_in_input <= len(previous)
+    )
+    total = None if cases_in_input is None else max(0, cases_in_input - len(done_ids))
     resumed_responses: dict[str, str] = {}
     input_handle = None
-    if raw_lines:
-        input_name = input_name_path = str(data)
-        input_handle = _open_input(Path(data))  # type: ignore[arg-type]
-        total = _count_lines(Path(data), limit) if progress else None  # type: ignore[arg-type]
+    batches_source: Iterable[ResultBatch]
+    if nothing_left:
+        batches_source = ()
+    elif raw_lines:
+        assert input_path is not None
+        input_handle = _open_input(input_path)
         settings = LineSettings(
-            path=input_name,
+            path=str(input_path),
             fields=fields,
             options=options,
             skip_bad=skip_bad,
@@ -211,10 +359,10 @@ def run_math_eval(
             sandbox=n_workers == 0,
             grader=grader,
         )
-        blocks = _input_blocks(input_handle, Path(data), n_workers, chunk_size, limit)  # type: ignore[arg-type]
-        batches_source: Iterable[ResultBatch]
+        sizer = TaskSizer(_max_block_bytes(input_path, max(1, n_workers)))
+        blocks = _input_blocks(input_handle, n_workers, chunk_size, limit, sizer)
         if n_workers == 0:
-            batches_source = grade_blocks_in_process(blocks, settings, done_ids)
+            batches_source = grade_blocks_in_process(blocks, settings, done_ids, sizer)
         else:
             batches_source = ProcessExecutor(
                 options,
@@ -223,20 +371,21 @@ def run_math_eval(
                 include_response=False,
                 line_settings=settings,
                 done_ids=frozenset(done_ids),
+                memory_headroom=worker_memory or None,
+                sizer=sizer if chunk_size is None and limit is None else None,
             ).batches(blocks)
     else:
         source: Iterable[MathCase | DecidedCase]
-        if isinstance(data, (str, Path)):
-            input_name = str(data)
+        if input_path is not None:
             source = read_cases(
-                data, fields=fields, skip_bad=skip_bad, limit=limit, need_response=need_response
+                input_path,
+                fields=fields,
+                skip_bad=skip_bad,
+                limit=limit,
+                need_response=need_response,
             )
-            total = _count_lines(Path(data), limit)
         else:
-            input_name = "<records>"
-            records = list(data)[:limit] if limit is not None else list(data)
-            source = _records_to_cases(records, fields, need_response)
-            total = len(records)
+            source = _records_to_cases(records or [], fields, need_response)
         if done_ids:
             source = _skip_done(source, done_ids, resumed_responses)
         if generation is not None:
@@ -252,16 +401,8 @@ def run_math_eval(
             total=total,
             generating=generation is not None,
             include_response=include_response,
+            worker_memory=worker_memory or None,
         )
-    if total is not None and done_ids:
-        total = max(0, total - len(done_ids))
-    # (the name first: locating the packaged sample costs ~3 ms of importlib.resources)
-    if (
-        isinstance(data, Path | str)
-        and Path(data).name == SAMPLE_NAME
-        and Path(data) == sample_path()
-    ):
-        input_name = f"<sample {SAMPLE_NAME}>"
     if executor == "ray":
         workers_text = f"ray executor{f' at {ray_address}' if ray_address else ''}"
     elif n_workers == 0:
@@ -275,24 +416,22 @@ def run_math_eval(
         "policy": policy,
         "extract": extract,
         "timeout": timeout,
-        "fields": {
-            "id": fields.id,
-            "response": fields.response,
-            "gold": list(fields.gold),
-            "question": fields.question,
-            "error": fields.error,
-        },
+        "fields": grading["fields"],
         "limit": limit,
         "skip_bad": skip_bad,
-        "generation": None
-        if generation is None
-        else {k: v for k, v in asdict(generation).items() if k != "api_key"},
+        "generation": None if generation is None else generation.public_settings(),
         "rewardkit_version": __version__,
     }
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
+    header_text = functools.partial(results_header, fingerprint, grading, __version__)
     writer = (
-        ResultsWriter(output, append=resume, include_response=include_response)
+        ResultsWriter(
+            output,
+            append=resume,
+            header=header_text if existing.empty else None,
+            include_response=include_response,
+        )
         if output is not None
         else None
     )
@@ -327,9 +466,14 @@ def run_math_eval(
     if ledger.superseded:
         previous = ledger.drop_superseded(previous, new_batches)
         if output is not None:
-            _rewrite_results(output, previous, new_batches, include_response)
+            first_line = (
+                header_text()
+                if existing.header is None
+                else LINE_ENCODER.encode(existing.header) + "\n"
+            )
+            _rewrite_results(output, first_line, previous, new_batches, include_response)
     previous = [
-        replace(result, response=resumed_responses[result.id])
+        result.with_response(resumed_responses[result.id])
         if result.response is None and result.id in resumed_responses
         else result
         for result in previous
@@ -349,12 +493,13 @@ def run_math_eval(
         started_at=started_at,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+    config["input_sha256"] = fingerprint.to_json()["sha256"]
 
     def all_results() -> list[CaseResult]:
         new = itertools.chain.from_iterable(batch.materialise() for batch in new_batches)
         results = sorted([*previous, *new], key=_input_order)
-        if raw_lines and not keep_responses:
-            results = _with_responses(results, Path(input_name_path), fields)
+        if input_path is not None and generation is None:
+            results = _with_responses(results, input_path, fields)
         return results
 
     document = build_report(summary, config=config, timings=timings)
@@ -387,8 +532,8 @@ def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -
             for number, raw in enumerate(handle, start=1):
                 if number in wanted:
                     try:
-                        record = json.loads(raw)
-                    except ValueError:
+                        record = fast_loads(raw)
+                    except (ValueError, RecursionError):  # a malformed line (--skip-bad)
                         continue
                     response = record.get(fields.response) if isinstance(record, dict) else None
                     if isinstance(response, str):
@@ -396,7 +541,7 @@ def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -
     except OSError:
         return results
     return [
-        replace(r, response=responses[r.line]) if r.response is None and r.line in responses else r
+        r.with_response(responses[r.line]) if r.response is None and r.line in responses else r
         for r in results
     ]
 
@@ -420,12 +565,17 @@ def _grade_parsed(
     total: int | None,
     generating: bool,
     include_response: bool,
+    worker_memory: int | None,
 ) -> Iterator[ResultBatch]:
     """Grade already-parsed cases (records, generated responses, Ray, in-process) as batches."""
     if executor == "local" and workers >= 1:
         size = chunk_size or _chunk_size(total, workers, generating=generating)
         pool = ProcessExecutor(
-            options, workers=workers, grader=grader, include_response=include_response
+            options,
+            workers=workers,
+            grader=grader,
+            include_response=include_response,
+            memory_headroom=worker_memory,
         )
         yield from pool.batches(chunk_cases(source, size))
         return
@@ -513,43 +663,42 @@ class _IdLedger:
 
 def _rewrite_results(
     output: str | Path,
+    header_line: str,
     previous: list[CaseResult],
     batches: list[ResultBatch],
     include_response: bool,
 ) -> None:
     """Rewrite the results file without superseded results (after a late-found duplicate id)."""
-    path = Path(output)
-    staging = path.with_name(path.name + ".tmp")
-    with open(staging, "w", encoding="utf-8") as handle:
-        for result in previous:
-            handle.write(result.to_line(include_response=include_response))
-        for batch in batches:
-            handle.write("".join(batch.texts))
-    staging.replace(path)
+    parts = [header_line]
+    parts += [result.to_line(include_response=include_response) for result in previous]
+    parts += ["".join(batch.texts) for batch in batches]
+    write_atomically(output, encode_text("".join(parts)), what="results file")
 
 
 def _input_blocks(
-    handle: IO[bytes], path: Path, workers: int, lines_per_block: int | None, limit: int | None
+    handle: IO[bytes],
+    workers: int,
+    lines_per_block: int | None,
+    limit: int | None,
+    sizer: TaskSizer,
 ) -> Iterator[RawBlock | FileSpan | list[bytes]]:
     """The input as worker tasks: positions in a regular file (workers read the bytes), or
     the bytes themselves for a pipe or when lines must be counted (`--limit`, `chunk_size`).
     Graded in this process (`workers == 0`), the file is read once, as lists of lines."""
-    block_bytes = _block_bytes(path, max(1, workers))
     plain = lines_per_block is None and limit is None
     if plain and workers == 0:
-        return line_lists(handle, block_bytes=block_bytes)
+        return line_lists(handle, sizer=sizer)
     if plain and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-        return read_spans(handle, block_bytes=block_bytes)
-    return read_blocks(
-        handle, block_bytes=block_bytes, lines_per_block=lines_per_block, limit=limit
-    )
+        return read_spans(handle, sizer=sizer)
+    return read_blocks(handle, sizer=sizer, lines_per_block=lines_per_block, limit=limit)
 
 
-def _block_bytes(path: Path, workers: int) -> int:
-    """Bytes of input per worker task: about eight tasks per worker (balance at the end of a
-    run), between 16 KiB and 1 MiB. Each task costs ~0.3 ms of the main process's CPU and a
-    pause in its worker (pebble's messages, the results' pickling): a 256 KiB cap made that a
-    quarter of the main process's work on a 16,000-case run (measured: 95 vs 68 ms)."""
+def _max_block_bytes(path: Path, workers: int) -> int:
+    """The largest worker task, in bytes of input: about eight tasks per worker at least
+    (balance at the end of a run), between 16 KiB and 1 MiB. Each task costs ~0.3 ms of the
+    main process's CPU and a pause in its worker (pebble's messages, the results' pickling):
+    a 256 KiB cap made that a quarter of the main process's work on a 16,000-case run of
+    cached grades (measured: 95 vs 68 ms). `TaskSizer` keeps tasks to ~0.1 s of work below it."""
     try:
         size = path.stat().st_size
     except OSError:

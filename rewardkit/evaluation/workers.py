@@ -5,8 +5,10 @@ per-case time budget instead. A task is a chunk of cases: for a file, a block of
 given by position, which the worker reads, parses and grades (see `batches`), so the main
 process does almost nothing per case. Each worker records in shared memory which case of its
 task it is on and since when, so a case that overruns its budget is pinpointed and its worker
-killed, not the whole task timed out. A worker that dies loses no case: every case of its task
-is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash."""
+killed, not the whole task timed out. A worker that dies loses no case: the case it was grading
+is retried once on its own, then recorded as `HARNESS_ERROR` naming the crash; the rest of its
+task is graded again. Workers die with the process that started them, however it dies, and
+their memory is capped."""
 
 from __future__ import annotations
 
@@ -25,12 +27,14 @@ from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rewardkit.child_processes import cap_address_space, die_with_parent
 from rewardkit.evaluation.batches import (
     FileSpan,
     LineGrader,
     LineSettings,
     RawBlock,
     ResultBatch,
+    TaskSizer,
     batch_of,
     block_lines,
     resolve_block,
@@ -42,11 +46,16 @@ from rewardkit.evaluation.cases import (
     MathCase,
     parse_case_line,
 )
+from rewardkit.evaluation.errors import Interrupted, raise_interrupted
 from rewardkit.evaluation.grading import (
+    COLD_GUARD,
+    SYMBOLIC_MODULE,
+    ColdWorker,
     GradeOptions,
     Grader,
     crash_result,
     decided_to_result,
+    default_grader,
     grade_case,
     start_symbolic_workers,
     timeout_result,
@@ -77,13 +86,17 @@ class InProcessExecutor:
         self.grader = grader
 
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
-        """Yield each case's result in input order."""
-        start_symbolic_workers(self.grader)
+        """Yield each case's result in input order (the grader's symbolic workers start with
+        the first case to grade: none for an empty input)."""
+        started = False
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)
-            else:
-                yield grade_case(case, self.options, sandbox=True, grader=self.grader)
+                continue
+            if not started:
+                start_symbolic_workers(self.grader)
+                started = True
+            yield grade_case(case, self.options, sandbox=True, grader=self.grader)
 
 
 # --- worker side -----------------------------------------------------------------------
@@ -96,19 +109,45 @@ _done_ids: frozenset[str] = frozenset()
 
 _line_graders: dict[LineSettings, LineGrader] = {}
 
+DEFAULT_WORKER_MEMORY = 2 << 30
+"""Address space each worker may add to what it starts with (`--worker-memory`), as the
+grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
+`HARNESS_ERROR`) or kills its worker, not the machine."""
+
 
 def _init_worker(
-    progress: Any, grader: Grader | None, forked: bool, done_ids: frozenset[str]
+    progress: Any,
+    parent_pid: int,
+    memory_headroom: int | None,
+    done_ids: frozenset[str],
+    cold: bool,
+    spawned_grader: Grader | bool | None,
 ) -> None:
-    """Pool initializer: keep the shared progress array and the done ids, ignore Ctrl-C (the
-    parent handles it), and load the grader unless it was inherited from the parent by fork."""
+    """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
+    parent handles them and stops its workers), keep the shared progress array and the done
+    ids.
+
+    A `cold` worker was forked before the parent loaded the grader's symbolic part (sympy, the
+    LaTeX parser: ~1-2 s): most cases need none of it, so such workers grade from the first
+    second of a run, and a case that needs it stops the task (`ColdWorker`) instead of loading
+    it here; the parent loads it once and forks warm workers for the rest. A spawned worker
+    (`spawned_grader` is not False) shares nothing with the parent and loads it itself."""
     global _progress, _done_ids
+    # The forking thread outlives the pool (pebble's calling and manager threads), so the
+    # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
+    die_with_parent(parent_pid, death_signal=True)
+    if memory_headroom:
+        cap_address_space(memory_headroom)
     _progress = progress
     _done_ids = done_ids
     _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if not forked:
-        warm_up(grader)
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if cold:
+        sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
+    elif spawned_grader is not False:
+        warm_up(spawned_grader)  # type: ignore[arg-type]
 
 
 Chunk = list[MathCase] | RawBlock | FileSpan
@@ -129,6 +168,8 @@ def grade_chunk(
     Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
     only appends the returned lines and counts outcomes."""
     progress = _progress
+    started = time.perf_counter()
+    COLD_GUARD.fired = False  # (it stopped the previous chunk, if it fired)
 
     def on_case(index: int) -> None:
         progress[2 * slot + 1] = time.monotonic()
@@ -140,13 +181,22 @@ def grade_chunk(
             line_grader = _line_graders.get(line_settings)
             if line_grader is None:
                 line_grader = _line_graders[line_settings] = LineGrader(line_settings, _done_ids)
-            return line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
-        results = []
-        for index, case in enumerate(chunk):
-            if watch is not None:
-                watch(index)
-            results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
-        return batch_of(results, include_response=include_response)
+            batch = line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
+        else:
+            results: list[CaseResult] = []
+            stopped_at = None
+            for index, case in enumerate(chunk):
+                if watch is not None:
+                    watch(index)
+                try:
+                    results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
+                except ColdWorker:
+                    stopped_at = index
+                    break
+            batch = batch_of(results, include_response=include_response)
+            batch.resume_at = stopped_at
+        batch.busy_seconds = time.perf_counter() - started
+        return batch
     finally:
         if progress is not None:
             progress[2 * slot] = -1.0
@@ -166,11 +216,31 @@ class _Job:
 
 @dataclass
 class _Accounting:
-    """Per-case crash attempts (a case may be in a crashed worker at most twice), and the
-    earliest malformed line reported, which stops the run once running chunks are done."""
+    """Per-case crash attempts (a case may be in a crashed worker at most twice), the chunks
+    whose worker died between cases, and the earliest malformed line reported, which stops the
+    run once running chunks are done."""
 
     crashes: dict[int | str, int] = field(default_factory=dict)
+    caseless_deaths: dict[tuple[Any, ...], int] = field(default_factory=dict)
     malformed: tuple[int, str] | None = None
+
+
+class _InterruptFlag:
+    """The signals that asked a run to stop: the first drains it, a second abandons it."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+
+    def set(self, signum: int) -> None:
+        self.signals.append(signum)
+
+    def is_set(self) -> bool:
+        return bool(self.signals)
+
+    @property
+    def hurry(self) -> bool:
+        """A second signal: stop without waiting for running tasks."""
+        return len(self.signals) > 1
 
 
 def describe_exit(error: BaseException) -> str:
@@ -207,7 +277,15 @@ class ProcessExecutor:
 
     With `line_settings`, chunks hold raw input lines that workers parse (the fast path for
     files); otherwise they hold parsed cases. `done_ids` (a resumed run) are skipped by workers.
+    No worker starts before the first chunk (an empty input, a finished resume start none).
+    Workers die with this process, however it dies, and their address space is capped at what
+    they start with plus `memory_headroom` bytes (None: no cap). `sizer`, when given, learns
+    from each finished task how big the next ones should be.
     """
+
+    DRAIN_SECONDS = 2.0
+    """On a first SIGINT/SIGTERM/SIGHUP, how long the running tasks (~0.1 s of work each) may
+    take to finish and be written before the run stops; a second signal stops it at once."""
 
     def __init__(
         self,
@@ -221,6 +299,8 @@ class ProcessExecutor:
         include_response: bool = True,
         line_settings: LineSettings | None = None,
         done_ids: frozenset[str] = frozenset(),
+        memory_headroom: int | None = DEFAULT_WORKER_MEMORY,
+        sizer: TaskSizer | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1 for worker processes, got {workers}")
@@ -234,9 +314,12 @@ class ProcessExecutor:
         self.include_response = include_response
         self.line_settings = line_settings
         self.done_ids = done_ids
+        self.memory_headroom = memory_headroom
+        self.sizer = sizer
+        self._pools: _Pools
 
     def _context(self) -> Any:
-        """fork where it is safe: workers inherit the loaded grader (~2 s to load otherwise).
+        """fork where it is safe: workers share the parent's imported grader copy-on-write.
 
         Not after Ray (or another gRPC user) started in this process: forking gRPC's threads
         hangs the child, so workers are spawned and load the grader themselves.
@@ -256,11 +339,13 @@ class ProcessExecutor:
 
         A malformed line reported by a worker stops the run: no new chunk is started, the
         running ones finish and are yielded, then `EvalInputError` names the earliest such line.
+        A first SIGINT, SIGTERM or SIGHUP (when nobody else handles them) does the same, then
+        raises `Interrupted`; a second one stops at once.
         """
-        import pebble
 
         context = self._context()
-        warm_up(self.grader)  # forked workers inherit the loaded grader
+        if self.grader is None:
+            default_grader()  # imported once here, shared by forked workers (~0.3 s each otherwise)
         slots = self.max_inflight + 4 * self.workers
         progress = context.Array("d", [-1.0] * (2 * slots), lock=False)
         free_slots = deque(range(slots))
@@ -276,24 +361,14 @@ class ProcessExecutor:
             name="rewardkit-eval-feeder",
             daemon=True,
         )
-        pool = pebble.ProcessPool(
-            max_workers=self.workers,
-            max_tasks=self.max_tasks,
-            initializer=_init_worker,
-            initargs=(
-                progress,
-                self.grader,
-                context.get_start_method() == "fork",
-                frozenset(self.done_ids),
-            ),
-            context=context,
-        )
         source_done = False
-        interrupted = threading.Event()
-        restore_sigint = _defer_sigint(interrupted)
+        interrupted = _InterruptFlag()
+        drain_until: float | None = None
+        restore_signals = _defer_interrupts(interrupted)
         restore_polling = _poll_pebble_often()
         # (not when the caller froze objects already: unfreezing afterwards would undo theirs)
         forking = context.get_start_method() == "fork" and gc.get_freeze_count() == 0
+        pools = self._pools = _Pools(self, context, progress, freeze=forking)
         if forking:
             # Forked workers share the parent's memory copy-on-write; a garbage collection in
             # a worker would touch (and so copy) every object it inherited. Frozen objects are
@@ -303,12 +378,17 @@ class ProcessExecutor:
             feeder.start()
             while True:
                 if interrupted.is_set():
-                    raise KeyboardInterrupt
-                stopping = accounting.malformed is not None
+                    if drain_until is None:
+                        drain_until = time.monotonic() + self.DRAIN_SECONDS
+                        stop.set()
+                    if interrupted.hurry or not running or time.monotonic() > drain_until:
+                        raise Interrupted(interrupted.signals[0])
+                stopping = accounting.malformed is not None or drain_until is not None
+                backlog.extend((chunk, False) for chunk in pools.ready())
                 while backlog and free_slots and not stopping:
                     chunk, counts_for_room = backlog.popleft()
                     self._submit(
-                        pool,
+                        pools.get(),
                         chunk,
                         free_slots.popleft(),
                         progress,
@@ -316,9 +396,15 @@ class ProcessExecutor:
                         events,
                         counts_for_room,
                     )
-                if stopping and not running:
+                if accounting.malformed is not None and not running:
                     break
-                if source_done and not running and not backlog and events.empty():
+                if (
+                    source_done
+                    and not running
+                    and not backlog
+                    and not pools.waiting
+                    and events.empty()
+                ):
                     break
                 try:
                     kind, payload = events.get(timeout=self.poll_interval)
@@ -335,7 +421,9 @@ class ProcessExecutor:
                 elif kind == "error":
                     raise payload
                 elif kind == "done":
-                    batch = self._finish(payload, running, free_slots, backlog, accounting, room)
+                    batch = self._finish(
+                        payload, running, free_slots, backlog, accounting, room, progress
+                    )
                     if batch is not None and (len(batch) or batch.skipped):
                         yield batch
                     if accounting.malformed is not None:
@@ -344,12 +432,11 @@ class ProcessExecutor:
                 if timed_out is not None:
                     yield timed_out
         finally:
-            restore_sigint()
+            restore_signals()
             stop.set()
             # Every task is done or abandoned here: stop, rather than close, which waits for
             # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
-            pool.stop()
-            pool.join()
+            pools.stop()
             restore_polling()
             if forking:
                 gc.unfreeze()
@@ -413,20 +500,30 @@ class ProcessExecutor:
             return [(case.id, [case]) for case in chunk]
         return [(number, (number, raw)) for number, raw in block_lines(self._resolve(chunk))]
 
-    def _split_at(self, chunk: Chunk, index: int) -> tuple[MathCase, list[Chunk]]:
-        """The case at progress `index` of a chunk (an offset in a block) and the others."""
+    def _split_at(self, chunk: Chunk, index: int) -> tuple[int | str, Chunk, list[Chunk]]:
+        """Split a chunk at the case at progress `index` (an offset in a block's lines): that
+        case's key and one-case chunk, and the chunks of the cases before and after it."""
         if isinstance(chunk, list):
-            rest = [case for i, case in enumerate(chunk) if i != index]
-            return chunk[index], [rest] if rest else []
-        first = chunk[0]
-        stuck = None
+            case = chunk[index]
+            return case.id, [case], [part for part in (chunk[:index], chunk[index + 1 :]) if part]
+        first, data = self._resolve(chunk)
+        lines = data.split(b"\n")
+        number = first + index
+        stuck: RawBlock = (number, lines[index] if index < len(lines) else b"")
         rest: list[Chunk] = []
-        for number, raw in block_lines(self._resolve(chunk)):
-            if number == first + index:
-                stuck = (number, raw)
-            else:
-                rest.append((number, raw))
-        return self._case_of(stuck or (first + index, b"")), rest
+        before, after = lines[:index], lines[index + 1 :]
+        if any(line.strip() for line in before):
+            rest.append((first, b"\n".join(before) + b"\n"))
+        if any(line.strip() for line in after):
+            rest.append((number + 1, b"\n".join(after)))
+        return number, stuck, rest
+
+    def _rest_from(self, chunk: Chunk, index: int) -> Chunk:
+        """The cases of a chunk from progress `index` on."""
+        if isinstance(chunk, list):
+            return chunk[index:]
+        first, data = self._resolve(chunk)
+        return first + index, b"\n".join(data.split(b"\n")[index:])
 
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
         path = self.line_settings.path if self.line_settings is not None else ""
@@ -459,8 +556,10 @@ class ProcessExecutor:
         backlog: deque,
         accounting: _Accounting,
         room: threading.Semaphore,
+        progress: Any,
     ) -> ResultBatch | None:
         """A chunk's future completed: return its batch, or schedule retries after a crash."""
+        index = int(progress[2 * job.slot])  # the case a dead worker was on (-1: between cases)
         if running.get(job.slot) is job:
             del running[job.slot]
             free_slots.append(job.slot)
@@ -473,26 +572,50 @@ class ProcessExecutor:
         except CancelledError:
             return None
         except Exception as exc:
-            crash = describe_exit(exc)
-            crashed: list[CaseResult] = []
-            for key, single in self._singles(job.chunk):
-                count = accounting.crashes.get(key, 0) + 1
-                accounting.crashes[key] = count
-                if count >= 2:
-                    crashed.append(
-                        crash_result(
-                            self._case_of(single),
-                            f"{crash} while grading this case, twice (retried once)",
-                        )
-                    )
-                else:
-                    backlog.append((single, False))
-            return batch_of(crashed, include_response=self.include_response)
+            return self._after_crash(job.chunk, index, describe_exit(exc), backlog, accounting)
+        if batch.resume_at is not None:  # a cold worker met a case that needs a warm one
+            self._pools.needs_warm(self._rest_from(job.chunk, batch.resume_at))
+        elif self.sizer is not None:
+            self.sizer.record(_chunk_bytes(job.chunk), batch.busy_seconds)
         if batch.error is not None and (
             accounting.malformed is None or batch.error[0] < accounting.malformed[0]
         ):
             accounting.malformed = batch.error
         return batch
+
+    def _after_crash(
+        self, chunk: Chunk, index: int, crash: str, backlog: deque, accounting: _Accounting
+    ) -> ResultBatch | None:
+        """A worker died on `chunk`. Only the case it was grading gets a strike: retried once
+        on its own, a `HARNESS_ERROR` naming the crash if its worker dies again; the cases
+        before and after it go back as they were. A worker that died between cases gets its
+        chunk again once, then each of its cases is retried on its own with a strike."""
+        crashed: list[CaseResult] = []
+        if index >= 0:
+            key, single, rest = self._split_at(chunk, index)
+            backlog.extend((part, False) for part in rest)
+            suspects = [(key, single)]
+        else:
+            chunk_key = _chunk_key(chunk)
+            deaths = accounting.caseless_deaths[chunk_key] = (
+                accounting.caseless_deaths.get(chunk_key, 0) + 1
+            )
+            if deaths == 1:
+                backlog.append((chunk, False))
+                return None
+            suspects = self._singles(chunk)
+        for key, single in suspects:
+            count = accounting.crashes[key] = accounting.crashes.get(key, 0) + 1
+            if count >= 2:
+                crashed.append(
+                    crash_result(
+                        self._case_of(single),
+                        f"{crash} while grading this case, twice (retried once)",
+                    )
+                )
+            else:
+                backlog.append((single, False))
+        return batch_of(crashed, include_response=self.include_response) if crashed else None
 
     def _enforce_deadlines(
         self, running: dict[int, _Job], progress: Any, backlog: deque
@@ -511,12 +634,143 @@ class ProcessExecutor:
             if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
                 continue
             job.abandoned = True
-            stuck, rest = self._split_at(job.chunk, index)
-            timed_out.append(timeout_result(stuck, self.options.timeout, waited))
+            _key, single, rest = self._split_at(job.chunk, index)
+            timed_out.append(timeout_result(self._case_of(single), self.options.timeout, waited))
             backlog.extend((chunk, False) for chunk in rest)
         if not timed_out:
             return None
         return batch_of(timed_out, include_response=self.include_response)
+
+
+class _Pools:
+    """The worker pools of one run. The first is forked as soon as there is a task: before the
+    grader's symbolic part is loaded, if it is not yet (cold workers grade most cases without
+    it). The first case that needs it sends the rest of its task here (`needs_warm`); the parent
+    then loads it once, in a background thread, and the next pool is forked from the warm
+    parent; the cold one takes no new task."""
+
+    def __init__(
+        self, executor: ProcessExecutor, context: Any, progress: Any, *, freeze: bool
+    ) -> None:
+        self.executor = executor
+        self.freeze = freeze
+        self.context = context
+        self.progress = progress
+        self.started: list[Any] = []
+        self.current: Any = None
+        self.current_is_cold = False
+        self.bounced: deque[Chunk] = deque()
+        self.warm = threading.Event()
+        self.warming: threading.Thread | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """Chunks wait for the warm pool."""
+        return bool(self.bounced)
+
+    def get(self) -> Any:
+        """The pool new tasks go to (started on first use)."""
+        if self.current is None:
+            self.current = self._start()
+        return self.current
+
+    def _start(self) -> Any:
+        import pebble
+
+        executor = self.executor
+        forked = self.context.get_start_method() == "fork"
+        # (after a warm-up, never cold again: if the part failed to load here, workers try)
+        cold = forked and SYMBOLIC_MODULE not in sys.modules and not self.warm.is_set()
+        if self.freeze and self.started:
+            gc.freeze()  # what the warm-up loaded, shared with the new workers too
+        pool = pebble.ProcessPool(
+            max_workers=executor.workers,
+            max_tasks=executor.max_tasks,
+            initializer=_init_worker,
+            initargs=(
+                self.progress,
+                os.getpid(),
+                executor.memory_headroom,
+                frozenset(executor.done_ids),
+                cold,
+                False if forked else executor.grader,
+            ),
+            context=self.context,
+        )
+        self.started.append(pool)
+        self.current_is_cold = cold
+        return pool
+
+    def needs_warm(self, chunk: Chunk) -> None:
+        """A cold worker stopped at a case that needs the symbolic part: keep the rest of its
+        task for a warm worker, and load the part here (once, in the background)."""
+        self.bounced.append(chunk)
+        if self.warming is None:
+            self.warming = threading.Thread(
+                target=self._warm_up, name="rewardkit-eval-warm-up", daemon=True
+            )
+            self.warming.start()
+
+    def _warm_up(self) -> None:
+        try:
+            with _forks_held():  # no fork mid-import (pebble replaces workers from its thread)
+                warm_up(self.executor.grader)
+        finally:
+            self.warm.set()
+
+    def ready(self) -> list[Chunk]:
+        """The chunks a warm pool can take now: once the parent is warm, the cold pool takes
+        no new task and the next `get` forks a warm one."""
+        if not self.bounced or not self.warm.is_set():
+            return []
+        if self.current is not None and self.current_is_cold:
+            self.current.close()  # its running tasks finish; it starts no new one
+            self.current = None
+        chunks = list(self.bounced)
+        self.bounced.clear()
+        return chunks
+
+    def stop(self) -> None:
+        """Stop every pool (every task is done or abandoned)."""
+        for pool in self.started:
+            pool.stop()
+            pool.join()
+
+
+def _chunk_bytes(chunk: Chunk) -> int:
+    """Input bytes of a raw chunk (0 for parsed cases)."""
+    if isinstance(chunk, list):
+        return 0
+    if len(chunk) == 3:
+        return chunk[2]  # type: ignore[misc]
+    return len(chunk[1])  # type: ignore[arg-type]
+
+
+def _chunk_key(chunk: Chunk) -> tuple[Any, ...]:
+    if isinstance(chunk, list):
+        return tuple(case.id for case in chunk)
+    return (chunk[0], _chunk_bytes(chunk))
+
+
+_fork_gate = threading.RLock()
+_fork_gate_installed: list[bool] = []
+
+
+@contextlib.contextmanager
+def _forks_held() -> Iterator[None]:
+    """Keep other threads of this process from forking while this one imports: a child
+    forked in the middle of an import inherits that module's lock held by a thread it does not
+    have, and hangs the first time it imports the module (pebble forks replacement workers
+    from its own thread)."""
+    if not _fork_gate_installed and hasattr(os, "register_at_fork"):
+        os.register_at_fork(
+            before=_fork_gate.acquire,
+            after_in_parent=_fork_gate.release,
+            after_in_child=_fork_gate.release,
+        )
+        _fork_gate_installed.append(True)
+    with _fork_gate:
+        yield
 
 
 _polling_lock = threading.Lock()
@@ -547,20 +801,34 @@ def _poll_pebble_often() -> Callable[[], None]:
     return restore
 
 
-def _defer_sigint(interrupted: threading.Event) -> Callable[[], None]:
-    """Turn Ctrl-C into a flag the grading loop checks, and return the undo.
+GRACEFUL_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def _defer_interrupts(flag: _InterruptFlag) -> Callable[[], None]:
+    """Turn SIGINT, SIGTERM and SIGHUP into a flag the grading loop checks, and return the undo.
 
     A KeyboardInterrupt raised at an arbitrary point can land inside the pool's fork of a new
     worker, where Python swallows it ("Exception ignored in _releaseLock"); a flag cannot be
-    lost. Only in the main thread, and only if nobody installed their own handler.
+    lost, and lets the loop write what running tasks graded before it stops. Only in the main
+    thread, and only for signals whose handler raises `KeyboardInterrupt` (Python's default for
+    SIGINT; the CLI's `raise_interrupted` for all three): a caller's own handlers are kept.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler:
-        return lambda: None
-    signal.signal(signal.SIGINT, lambda _signum, _frame: interrupted.set())
-    return lambda: signal.signal(signal.SIGINT, previous)
+    saved: dict[int, Any] = {}
+    for signum in GRACEFUL_SIGNALS:
+        previous = signal.getsignal(signum)
+        if previous is signal.default_int_handler or previous is raise_interrupted:
+            saved[signum] = previous
+            signal.signal(signum, lambda received, _frame: flag.set(received))
+
+    def restore() -> None:
+        for signum, previous in saved.items():
+            signal.signal(signum, previous)
+
+    return restore
 
 
 def default_workers() -> int:
@@ -568,3 +836,18 @@ def default_workers() -> int:
     with contextlib.suppress(AttributeError):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def capped_workers(requested: int | None) -> tuple[int, str | None]:
+    """`requested` worker processes, at most one per core this process may use (grading is
+    CPU-bound: more only adds processes, memory and start-up time); with the warning to show
+    when it was capped. None: the cores."""
+    cores = default_workers()
+    if requested is None:
+        return cores, None
+    if requested > cores:
+        return cores, (
+            f"--workers {requested} is more than the {cores} core{'s' if cores != 1 else ''} "
+            f"this process may use; using {cores}"
+        )
+    return requested, None

@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal, Protocol
 
 from rewardkit.math.guards import CODE_REFUSAL, symbolic_guard
 from rewardkit.math.representation import (
+    APPROX,
     Assignment,
     Expression,
     Infinity,
     Matrix,
     Number,
     NumberForm,
+    Power,
     Relation,
     Sequence,
     Text,
     Union,
     Value,
     parse_value,
+    stated_value,
 )
 
 Policy = Literal["lenient", "strict"]
@@ -83,6 +87,8 @@ class SymbolicBackend(Protocol):
 
     def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome: ...
 
+    def compare_matrix_expression(self, answer: str, gold: Matrix, settings: Settings) -> Outcome: ...
+
 
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
 _INEXACT = re.compile(r"\d\.\d|\d[eE]-?\d")
@@ -128,7 +134,7 @@ def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome
         if answer.form in (NumberForm.FRACTION, NumberForm.MIXED) and not answer.reduced:
             return Outcome(False, "rational", strict_rule="not_reduced")
         return Outcome(True, "rational")
-    if answer.value == gold.value:
+    if answer.value == gold.value or _same_double(answer, gold) or _same_double(gold, answer):
         return Outcome(True, "rational")
     if answer.percent != gold.percent:
         # "50%" may stand for 0.5, but only where a percent sign says so.
@@ -138,12 +144,54 @@ def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome
     return Outcome(False, "rational")
 
 
+#: A decimal with this many significant digits or more is a float printed at full precision.
+FULL_PRECISION_DIGITS = 15
+_DOUBLE_EPSILON = Fraction(1, 2**52)
+
+
+def _significant_digits(number: Number) -> tuple[int, Fraction] | None:
+    """(significant digits written, the value of one unit in the last one) of a decimal, else None."""
+    if number.form is not NumberForm.DECIMAL or number.percent or not number.decimals:
+        return None
+    unit = Fraction(1, 10**number.decimals)
+    return len(str(int(abs(number.value) / unit))), unit
+
+
+def _same_double(decimal: Number, exact: Number) -> bool:
+    """A float printed at full precision (15+ significant digits) is the rational it approximates.
+
+    ``0.0833333333333333`` is ``\\frac{1}{12}``: it differs by less than one unit of its last digit,
+    or by less than double precision. Shorter roundings (``0.3333``) are not the rational.
+    """
+    written = _significant_digits(decimal)
+    if written is None or written[0] < FULL_PRECISION_DIGITS or exact.form is NumberForm.DECIMAL:
+        return False
+    difference = abs(decimal.value - exact.value)
+    return difference < written[1] or difference <= _DOUBLE_EPSILON * abs(exact.value)
+
+
+def compare_powers(answer: Value, gold: Value) -> Outcome:
+    """Exact powers too large to expand compare by base and exponent (``2^{2^{2^{2^2}}}`` == ``2^{65536}``).
+
+    Both are kept with the smallest base, so equal values have equal fields; a ``Number`` (at most a
+    few thousand digits) never equals such a power, and nothing else is compared with one.
+    """
+    if isinstance(answer, Power) and isinstance(gold, Power):
+        return Outcome(answer == gold, "rational")
+    other = gold if isinstance(answer, Power) else answer
+    if isinstance(other, (Number, Infinity, Text)):
+        return Outcome(False, "rational")
+    return Outcome(False, "guard")  # never sent to sympy: it would expand the power
+
+
 def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     if isinstance(gold, Text) or isinstance(answer, Text):
         both = isinstance(gold, Text) and isinstance(answer, Text)
         equal = both and gold.text == answer.text  # type: ignore[union-attr]
         reason = "choice" if isinstance(gold, Text) and _CHOICE_LETTER.match(gold.text) else "text"
         return Outcome(equal, reason)
+    if isinstance(gold, Power) or isinstance(answer, Power):
+        return compare_powers(answer, gold)
     if isinstance(gold, Infinity) or isinstance(answer, Infinity):
         equal = isinstance(gold, Infinity) and isinstance(answer, Infinity) and gold.sign == answer.sign
         return Outcome(equal, "numeric")
@@ -167,7 +215,8 @@ def _guard(gold_parts: tuple[str, ...], answer_parts: tuple[str, ...]) -> Outcom
     for latex in gold_parts:
         refusal = symbolic_guard(latex)
         if refusal == CODE_REFUSAL:
-            return Outcome(False, "bad_gold", f"gold {latex!r} is {refusal}")
+            part = "" if len(gold_parts) == 1 else f" (in {latex!r})"
+            return Outcome(False, "bad_gold", f"is {refusal}{part}")
         if refusal is not None:
             return Outcome(False, "guard")
     if any(symbolic_guard(latex) is not None for latex in answer_parts):
@@ -199,14 +248,34 @@ def _match_ordered(
     )
 
 
+def _distinct(items: tuple[Value, ...]) -> tuple[Value, ...]:
+    """The items without repeats (equal value trees), in their order."""
+    return tuple(dict.fromkeys(items))
+
+
+def _is_record(gold: Sequence) -> bool:
+    """``p=5, q=2``: a bare list of assignments to different variables names its parts in order."""
+    variables = [item.variable for item in gold.items if isinstance(item, Assignment)]
+    return len(variables) == len(gold.items) > 1 and len(set(variables)) == len(variables)
+
+
 def compare_sets(answer: Value, gold: Sequence, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
-    """A bare list or ``\\{...\\}`` gold: the same solutions in any order, none missing, none extra."""
+    """A bare list or ``\\{...\\}`` gold: the same solutions in any order, none missing, none extra.
+
+    Lenient ignores an answer's repeats when the gold has none (a solution listed twice is one
+    solution). A gold naming its parts (``p=5, q=2``) against unnamed values (``(5, 2)``) is a record:
+    the values in the gold's order.
+    """
     if isinstance(answer, Sequence) and (answer.is_unordered or not settings.strict):
         items = answer.items
     elif isinstance(answer, Sequence):
         return Outcome(False, "set", strict_rule="brackets")
     else:
         items = (answer,)
+    if not settings.strict and len(items) > len(gold.items) and _distinct(gold.items) == gold.items:
+        items = _distinct(items)
+    if _is_record(gold) and not any(isinstance(item, Assignment) for item in items):
+        return Outcome(_match_ordered(items, gold.items, settings, backend), "set")
     return Outcome(_match_unordered(items, gold.items, settings, backend), "set")
 
 
@@ -251,6 +320,13 @@ def compare_matrices(answer: Value, gold: Matrix, settings: Settings, backend: S
             _match_ordered(a_row, g_row, settings, backend) for a_row, g_row in zip(answer.rows, gold.rows)
         )
         return Outcome(equal, "matrix")
+    if isinstance(answer, Expression) and "\\begin{" in answer.latex and not settings.strict:
+        # "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}+\\begin{pmatrix}...\\end{pmatrix}": a matrix expression, evaluated.
+        if symbolic_guard(answer.latex) is not None:
+            return Outcome(False, "guard")
+        if backend is None:
+            raise NeedsSymbolic
+        return backend.compare_matrix_expression(answer.latex, gold, settings)
     cells = _vector_cells(gold)
     if isinstance(answer, Sequence) and answer.opener in ("(", "[") and cells and not settings.strict:
         return Outcome(_match_ordered(answer.items, cells, settings, backend), "matrix")
@@ -275,7 +351,8 @@ def compare_relations(answer: Value, gold: Relation, settings: Settings, backend
     return backend.compare_relations(answer, gold, settings)
 
 
-_VARIABLE = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?$")
+# A variable, or a function of one (``0 < f(x) < 1`` is the range (0, 1)).
+_VARIABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
 _LOWER_BOUND_OPERATORS = {"<": "(", "\\leq": "["}
 _UPPER_BOUND_OPERATORS = {"<": ")", "\\leq": "]"}
 _REVERSED = {">": "<", "\\geq": "\\leq"}
@@ -315,9 +392,70 @@ def _are_formulas(*values: Value) -> bool:
     )
 
 
+def _label_as_relation(value: Value) -> Value:
+    """Strict (PRM800K) reads ``(p,q) = (3,2)`` as an equation: only a variable's value is its value."""
+    if isinstance(value, Assignment) and value.label:
+        return Relation((value.variable, value.value_latex), ("=",))
+    return value
+
+
+def _is_chain(value: Value) -> bool:
+    return isinstance(value, Relation) and (len(value.operators) > 1 or APPROX in value.operators)
+
+
+def _states_a_value(relation: Relation, gold: Value) -> bool:
+    """Whether an answer relation stands for the value on its right against ``gold``."""
+    if isinstance(gold, Relation):
+        return False
+    if _is_chain(relation):
+        return True
+    # "x+y = 5" answers 5; "5 \\approx 3" is a (false) numeric statement, not the value 3.
+    return isinstance(gold, (Number, Power, Expression)) and not isinstance(
+        parse_value(relation.sides[0]), (Number, Power, Infinity)
+    )
+
+
+def _stated_values(answer: Value, gold: Value) -> tuple[Value, Value]:
+    """Lenient: a chain states its last side (``x = 5+5+1 = 7 = 11`` is ``x = 11``, ``x = \\frac13 \\approx
+    0.33`` is ``x = \\frac13``), and so does an equation answered for a value (``x+y = 5`` is 5).
+
+    A chain against a chain compares every side: the gold's working is then part of its answer.
+    """
+    if _is_chain(gold) and not _is_chain(answer):
+        gold = stated_value(gold) or gold  # type: ignore[arg-type]
+    if isinstance(answer, Relation) and _states_a_value(answer, gold):
+        answer = stated_value(answer) or answer
+    return answer, gold
+
+
+_FUNCTION_LABEL = re.compile(r"^([A-Za-z])\(([A-Za-z])\)$")
+
+
+def _letter(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\\A-Za-z])" + re.escape(name) + r"(?![A-Za-z])")
+
+
+def _renamed_argument(answer: Assignment, gold: Assignment) -> Assignment | None:
+    """``W(x) = 2x`` read with the gold's argument name (``W(n) = 2n``): the argument is a dummy."""
+    answer_name, gold_name = _FUNCTION_LABEL.match(answer.variable), _FUNCTION_LABEL.match(gold.variable)
+    if answer_name is None or gold_name is None or answer_name[1] != gold_name[1]:
+        return None
+    if _letter(gold_name[2]).search(answer.value_latex):
+        return None  # the answer uses the gold's argument name for something else
+    renamed = _letter(answer_name[2]).sub(gold_name[2], answer.value_latex)
+    return Assignment(gold.variable, parse_value(renamed), renamed, answer.label)
+
+
 def compare_values(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     """Dispatch on the gold's shape; raises ``NeedsSymbolic`` when sympy is needed and ``backend`` is None."""
+    if settings.strict:
+        answer, gold = _label_as_relation(answer), _label_as_relation(gold)
+    else:
+        answer, gold = _stated_values(answer, gold)
     if isinstance(answer, Assignment) and isinstance(gold, Assignment) and answer.variable != gold.variable:
+        renamed = _renamed_argument(answer, gold)
+        if renamed is not None:
+            return compare_values(renamed, gold, settings, backend)
         if _are_formulas(answer.value, gold.value):
             # "y = x" is "x = y", and "y = 2x+1" the line "x = (y-1)/2": equations, not values.
             as_relation = Relation((answer.variable, answer.value_latex), ("=",))
@@ -352,7 +490,9 @@ def compare_values(answer: Value, gold: Value, settings: Settings, backend: Symb
     if isinstance(gold, Relation):
         return compare_relations(answer, gold, settings, backend)
     if isinstance(answer, Sequence) and answer.is_unordered and len(answer.items) > 1:
-        return Outcome(False, "hedge")  # several candidates against one gold value
+        if settings.strict or len(_distinct(answer.items)) > 1:
+            return Outcome(False, "hedge")  # several candidates against one gold value
+        answer = answer.items[0]  # the same value twice is one candidate
     if isinstance(answer, (Sequence, Union, Matrix, Relation)):
         return Outcome(False, _structure_reason(answer))
     return _compare_scalars(answer, gold, settings, backend)
@@ -381,6 +521,9 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2\\times 3", "6", "lenient"),
             ("0.5", "\\frac12", "strict"),
             ("x = 5", "5", "strict"),
+            ("2^{2^{2^{2^2}}}", "2^{65536}", "lenient"),
+            ("4^{32768}", "2^{65536}", "strict"),
+            ("0.0833333333333333", "\\frac{1}{12}", "lenient"),
         ),
         "mismatches": (
             ("123457", "123456", "lenient"),
@@ -395,6 +538,10 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{10}", "1024", "strict"),
             ("\\frac{6}{2}", "3", "strict"),
             ("1.5\\times10^3", "1500", "strict"),
+            ("2^{1000000}", "2", "lenient"),
+            ("2^{2^{2^{2^2}}}", "2^{65537}", "lenient"),
+            ("0.08333333", "\\frac{1}{12}", "lenient"),
+            ("0.0833333333333333", "\\frac{1}{12}", "strict"),
         ),
     },
     "numeric": {
@@ -459,9 +606,12 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
         "matches": (
             ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{bmatrix}1&2\\\\3&4\\end{bmatrix}", "lenient"),
             ("(1,2)", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "lenient"),
+            ("2\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix}", "lenient"),
         ),
         "mismatches": (
             ("\\begin{pmatrix}1&2\\\\4&3\\end{pmatrix}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "lenient"),
+            ("2\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}2&4\\\\6&7\\end{pmatrix}", "lenient"),
+            ("2\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix}", "strict"),
             ("\\begin{pmatrix}1&2\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "lenient"),
         ),
     },
@@ -499,7 +649,7 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
         "matches": (),
         "mismatches": (
             ("__import__('os').system('touch pwned')", "2x", "lenient"),
-            ("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}", "2", "lenient"), ("100000!", "5", "lenient"),
+            ("9^{9^{9^9}}", "1", "lenient"), ("2^{1000000}+1", "2", "lenient"), ("100000!", "5", "lenient"),
             ("e^{e^{e^{e^{10}}}}", "x+1", "lenient")),
     },
 }

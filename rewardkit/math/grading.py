@@ -13,7 +13,7 @@ from fractions import Fraction
 from rewardkit.failures import FailureTag
 from rewardkit.math.caching import MB, BoundedCache, bounded_cache, per_character, text_size
 from rewardkit.math.comparison import POLICIES, NeedsSymbolic, Outcome, Settings, compare_values
-from rewardkit.math.extraction import extract_answer, unwrap_gold
+from rewardkit.math.extraction import UnreadableGold, extract_answer, gold_answer
 from rewardkit.math.hedging import is_hedged
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Value, parse_value
@@ -52,8 +52,11 @@ def _prepared_gold(gold: str) -> _Gold:
 
 @bounded_cache(64 * MB, max_key_length=MAX_GOLD_LENGTH, size=per_character(200, 4096))
 def _prepare_gold(gold: str) -> _Gold:
-    """Normalize and parse a gold once (an RL group grades many responses against it)."""
-    unwrapped = unwrap_gold(gold)
+    """Take the gold's answer, normalize and parse it once (an RL group grades many responses against it)."""
+    try:
+        unwrapped = gold_answer(gold)
+    except UnreadableGold as error:
+        return _Gold(gold, "", None, f"gold {gold!r} {error}")
     if not unwrapped:
         return _Gold(gold, "", None, f"gold {gold!r} is empty")
     normalized = normalize(unwrapped)
@@ -81,11 +84,20 @@ def _check_options(
         raise MathGraderError(f"tolerance={tolerance!r} must be a relative tolerance in [0, 1)")
 
 
+class _TooManyDigits(ValueError):
+    """An int (or a Fraction's part) beyond Python's int-to-string limit (4,300 digits by default)."""
+
+
 def _as_text(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # Python refuses to print ints of more than sys.get_int_max_str_digits() digits
+            digits = int(max(abs(value.numerator), 1).bit_length() * 0.30103) + 1
+            kind = "an int" if isinstance(value, int) else "a Fraction"
+            raise _TooManyDigits(f"{kind} of about {digits:,} digits, beyond Python's int-to-string limit") from None
     if isinstance(value, float):
         return repr(value)
     return None
@@ -95,8 +107,11 @@ def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str)
     detail = {"normalized_answer": normalized_answer, "normalized_gold": gold.normalized}
     if outcome.reason in _HARNESS_REASONS:
         error = outcome.error or "unknown error"
-        if outcome.reason == "bad_gold" and repr(gold.raw) not in error:
-            error = f"gold {gold.raw!r}: {error}"  # the gold as the caller gave it, not only its normalized form
+        if outcome.reason == "bad_gold":
+            # Said once: the gold as the caller gave it, what is wrong, and its normalized form if different.
+            error = f"gold {gold.raw!r} {error}"
+            if gold.normalized != gold.raw.strip():
+                error += f" (normalized: {gold.normalized!r})"
         detail["error"] = error
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
     if outcome.error:
@@ -180,11 +195,18 @@ def _symbolic(answer: str, gold: str, settings: Settings, budget: _Budget) -> Ou
 
 def _crash_verdict(error: BaseException, answer: str | None, gold: object) -> MathVerdict:
     detail = {"normalized_answer": "", "normalized_gold": "", "error": f"{type(error).__name__}: {error}"}
-    return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, _as_text(gold), "crash", detail)
+    try:
+        expected = _as_text(gold)
+    except _TooManyDigits as too_long:
+        expected = str(too_long)
+    return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, expected, "crash", detail)
 
 
 def _too_long_response(response: str, gold: object) -> MathVerdict:
-    gold_text = _as_text(gold)
+    try:
+        gold_text = _as_text(gold)
+    except _TooManyDigits as error:
+        return _crash_verdict(error, None, gold)
     if gold_text is None:
         return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), None, gold)
     prepared = _prepared_gold(gold_text)
@@ -221,7 +243,16 @@ def compare_answers(
         default_sandbox().start_in_background()
     budget = _Budget(float(timeout), wall_ceiling, sandbox)
     settings = Settings(policy, tolerance)  # type: ignore[arg-type]
-    answer_text, gold_text = _as_text(answer), _as_text(gold)
+    try:
+        gold_text = _as_text(gold)
+    except _TooManyDigits as error:
+        detail = {"normalized_answer": "", "normalized_gold": "", "error": f"gold is {error}: pass it as a string"}
+        return MathVerdict(False, FailureTag.HARNESS_ERROR, None, str(error), "bad_gold", detail)
+    try:
+        answer_text = _as_text(answer)
+    except _TooManyDigits as error:  # no real answer is this long: refused unread
+        detail = {"normalized_answer": "", "normalized_gold": "", "error": f"the answer is {error}"}
+        return MathVerdict(False, FailureTag.WRONG_ANSWER, None, gold_text, "guard", detail)
     if gold_text is None:
         return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), answer_text, gold)
     if answer_text is None or not answer_text.strip():

@@ -56,6 +56,19 @@ def unicode_to_latex(text: str) -> str:
     return _CONTROL.sub(" ", text) if _CONTROL.search(text) else text
 
 
+# JSON-escaped twice: "\\\\frac{1}{2}" is "\\frac{1}{2}" (a row break never precedes these command names).
+_DOUBLE_ESCAPED = re.compile(
+    r"\\\\(?=(?:frac|dfrac|tfrac|left|right|sqrt|text|mathrm|boxed|cdot|times|pi|infty|pm|leq?|geq?|neq|cup|cap)(?![A-Za-z]))"
+)
+
+
+def undo_double_escapes(text: str) -> str:
+    """``\\\\frac{1}{2}`` -> ``\\frac{1}{2}``: a doubled backslash before a command name, outside environments."""
+    if "\\\\" not in text or "\\begin" in text or "&" in text:
+        return text
+    return _DOUBLE_ESCAPED.sub(r"\\", text)
+
+
 _MATH_DELIMITERS = re.compile(r"\\displaystyle|\\limits|\\\(|\\\)|\\\[|\\\]|(?<!\\)\$")
 
 
@@ -177,7 +190,9 @@ def strip_units(text: str) -> str:
     return text
 
 
-_CONNECTIVE = re.compile(r"\s*\\text\{\s*(or|and)\s*\}\s*|\s+(or|and)\s+|\s*\\(?:lor|vee|land|wedge)\s*")
+_CONNECTIVE = re.compile(
+    r"\s*\\text\{\s*(or|and)\s*\}\s*|\s+(or|and)\s+|\s*\\(?:lor|vee|land|wedge)\s*|(?<=[)\]])\s*(?:or|and)\s*(?=[(\[])"
+)
 
 
 def unwrap_text(text: str) -> str:
@@ -189,30 +204,126 @@ def unwrap_text(text: str) -> str:
     return text
 
 
-_SPACING = re.compile(r"(?<!\\)\\[,!;: ]|\\q?quad(?![A-Za-z])|~|\\hspace\{[^{}]*\}|\\thinspace")
+# No LaTeX command starts with "quad" but \\quad and \\qquad: "\\quadx_2" is "\\quad x_2" (seen in golds).
+_SPACING = re.compile(r"(?<!\\)\\[,!;: ]|\\q?quad|~|\\hspace\{[^{}]*\}|\\thinspace")
+# "10\\,000" and "11,\\!111" (MATH's idiom: the comma tightened by a negative space) are thousands separators.
+_THOUSANDS_SPACING = re.compile(r"(?<=\d)(?:\\,|(,)\\!\s*)(?=\d{3}(?!\d))")
+
+
+_QUAD = re.compile(r"\s*\\q?quad\s*")
+
+
+_QUAD_WINDOW = 200  # how far an equation around a \\quad is looked for (bounded work per \\quad)
+
+
+def _quad(match: re.Match[str]) -> str:
+    # "y = x^2 \\quad y = -x": a wide space between two equations separates two answers.
+    text = match.string
+    before = re.split(r"[,;]|\\q?quad", text[max(0, match.start() - _QUAD_WINDOW) : match.start()])[-1]
+    after = re.split(r"[,;]|\\q?quad", text[match.end() : match.end() + _QUAD_WINDOW])[0]
+    return ", " if "=" in before and "=" in after and before.strip() and after.strip() else " "
 
 
 def strip_spacing(text: str) -> str:
-    """Spacing commands (``\\,``, ``\\!``, ``~``, ``\\quad``) become plain spaces."""
+    """Spacing commands (``\\,``, ``\\!``, ``~``, ``\\quad``) become plain spaces; ``\\quad`` between equations a comma."""
     if "\\" not in text and "~" not in text:
         return text
-    text = re.sub(r"(?<=\d)\\,(?=\d{3}(?!\d))", "", text)  # 10\,000: a thousands separator
+    text = _THOUSANDS_SPACING.sub(lambda m: m.group(1) or "", text)
+    if "quad" in text and "=" in text:
+        text = _QUAD.sub(_quad, text)
     return _SPACING.sub(" ", text)
 
 
-_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?")
-_THOUSANDS_SPACE = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d])")
+# A leading group of 0 is never a thousands separator: "0,111" and "(0,100)" are lists.
+_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?")
+_THOUSANDS_SPACE = re.compile(r"(?<![\d.])[1-9]\d{0,2}(?: \d{3})+(?![\d])")
+_BRACED_COMMA = re.compile(r"\{\s*,\s*\}")
+
+
+def _merge_thousands(match: re.Match[str]) -> str:
+    # "(12,102)" alone in brackets is a pair (an interval, a point), not the number 12102.
+    before, after = match.string[match.start() - 1 : match.start()], match.string[match.end() : match.end() + 1]
+    if before and after and before in "([" and after in ")]":
+        return match.group()
+    return match.group().replace(",", "")
 
 
 def strip_thousands_separators(text: str) -> str:
-    """``10{,}000``, ``10,000``, ``10\\,000`` and ``10 000`` -> ``10000`` (``1, 2`` stays a list)."""
-    if "{,}" in text:
-        text = text.replace("{,}", "")
+    """``10{,}000``, ``10,000``, ``10\\,000`` and ``10 000`` -> ``10000`` (``1, 2``, ``0,5`` and ``(12,102)`` stay lists)."""
+    if "{" in text and "," in text:
+        text = _BRACED_COMMA.sub("", text)
     if "," in text:
-        text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+        text = _THOUSANDS.sub(_merge_thousands, text)
     if " " in text:
         text = _THOUSANDS_SPACE.sub(lambda m: m.group().replace(" ", ""), text)
     return text
+
+
+def _matching_brackets(text: str, openers: str = "({", closers: str = ")}") -> dict[int, int]:
+    """Index of each unescaped opening bracket -> index of its closing one (one linear pass)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2  # an escaped brace (\\{) or a command's first letter
+            continue
+        if char in openers:
+            stack.append(index)
+        elif char in closers and stack:
+            opening = stack.pop()
+            if openers.index(text[opening]) == closers.index(char):
+                pairs[opening] = index
+        index += 1
+    return pairs
+
+
+_ARGUMENT_BEFORE = re.compile(r"(?:\\[A-Za-z]+\*?|[\^_\]])\s*$")
+# After a group, these apply to the whole group: ``{x+1}^2`` is ``(x+1)^2``.
+_APPLIES_TO_GROUP = re.compile(r"\s*[\^_!']")
+
+
+def strip_grouping(text: str) -> str:
+    """Redundant grouping costs nothing: ``{1}`` -> ``1``, ``{1,3}`` -> ``1,3``, ``((x))`` -> ``(x)``.
+
+    A brace group is a command's argument when it follows a command, ``^``, ``_``, ``]`` or another
+    argument (``\\frac{1}{2}``); any other brace group only groups, as in LaTeX, where it is
+    invisible: its braces go (or become parentheses before ``^``, ``_``, ``!``). Parentheses that
+    directly enclose another pair add nothing. One linear pass, however deep the nesting.
+    """
+    if "{" not in text and "((" not in text:
+        return text
+    pairs = _matching_brackets(text)
+    drop: set[int] = set()
+    to_parentheses: set[int] = set()
+    argument_ends: set[int] = set()  # closing braces of arguments: a group right after one is an argument too
+    for opening in sorted(pairs):
+        closing = pairs[opening]
+        if text[opening] == "(":
+            inner = pairs.get(opening + 1)
+            if inner == closing - 1 and text[opening + 1] == "(":
+                drop.update((opening, closing))
+            continue
+        previous = opening - 1
+        while previous >= 0 and text[previous].isspace():
+            previous -= 1
+        if previous in argument_ends or _ARGUMENT_BEFORE.search(text, max(0, opening - 40), opening):
+            argument_ends.add(closing)
+        elif text[opening + 1 : closing].strip() == ",":
+            continue  # "10{,}000": the thousands step reads it
+        elif _APPLIES_TO_GROUP.match(text, closing + 1) and closing > opening + 1:
+            to_parentheses.update((opening, closing))
+        else:
+            drop.update((opening, closing))
+    if not drop and not to_parentheses:
+        return text
+    out = []
+    for index, char in enumerate(text):
+        if index in drop:
+            continue
+        out.append(("(" if char == "{" else ")") if index in to_parentheses else char)
+    return "".join(out)
 
 
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|(?<=[\d}])\s*\\(?:circ|degree)(?![A-Za-z])|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
@@ -224,11 +335,26 @@ def strip_degrees(text: str) -> str:
 
 
 _PERCENT = re.compile(r"\s*\\?%")
+_PERCENT_WORD = re.compile(r"(?<=[\d}])\s*(?:percentage|percent|pct)\b\.?", re.IGNORECASE)
 
 
 def canonical_percent(text: str) -> str:
-    """``50\\%`` and ``50 %`` -> ``50%`` (the representation stage reads the percent sign)."""
+    """``50\\%``, ``50 %``, ``50 percent`` and ``50 pct`` -> ``50%`` (the representation stage reads it)."""
+    if "p" in text or "P" in text:
+        text = _PERCENT_WORD.sub("%", text)
     return _PERCENT.sub("%", text) if "%" in text else text
+
+
+# ASCII spellings of relations: "x >= 5", "x <= 2", "x != 3". "5!=120" and "(n)!=6" are factorials.
+_ASCII_RELATIONS = re.compile(r">=|<=(?!>)|(?<![\d)}!])!=")
+_ASCII_RELATION_COMMANDS = {">=": "\\geq ", "<=": "\\leq ", "!=": "\\neq "}
+
+
+def ascii_relations(text: str) -> str:
+    """``>=`` -> ``\\geq``, ``<=`` -> ``\\leq``, ``!=`` -> ``\\neq`` (not after a digit or bracket: ``5!=120``)."""
+    if "=" not in text:
+        return text
+    return _ASCII_RELATIONS.sub(lambda m: _ASCII_RELATION_COMMANDS[m.group()], text)
 
 
 _COMMAND_SYNONYMS = (
@@ -273,6 +399,8 @@ def canonical_whitespace(text: str) -> str:
 
 _SINGLE_BRACED = re.compile(r"([\^_])\{(\w|\\infty|\\pi)\}")
 _LEADING_ZEROS = re.compile(r"(?<![\d.\w])0+(?=\d)")
+# ".4" is 0.4 (never 4); not after a digit, a word, a bracket or a dot ("1.5", "x.5", "...").
+_LEADING_DOT = re.compile(r"(?<![\w.)}\]\\])\.(?=\d)")
 _LEADING_PLUS = re.compile(r"(?:(?<=^)|(?<=[(\[{,=]))\+")
 _SIGNED_INFINITY = re.compile(r"\+\s*\\infty")
 
@@ -281,6 +409,8 @@ def canonical_numbers(text: str) -> str:
     """``007`` -> ``7``, ``+5`` -> ``5``, ``x^{2}`` -> ``x^2``, ``+\\infty`` -> ``\\infty``."""
     if "0" in text:
         text = _LEADING_ZEROS.sub("", text)
+    if "." in text:
+        text = _LEADING_DOT.sub("0.", text)
     if "+" in text:
         text = _LEADING_PLUS.sub("", text)
         text = _SIGNED_INFINITY.sub(r"\\infty", text)
@@ -336,7 +466,15 @@ STEPS: tuple[NormalizationStep, ...] = (
         "unicode", unicode_to_latex, _example(("\u22125", "-5"), ("2\u03c0", "2\\pi "))
     ),
     NormalizationStep(
+        "escapes", undo_double_escapes,
+        _example(("\\\\frac{1}{2}", "\\frac{1}{2}"), ("\\begin{pmatrix}1\\\\x\\end{pmatrix}", "\\begin{pmatrix}1\\\\x\\end{pmatrix}")),
+    ),
+    NormalizationStep(
         "delimiters", strip_math_delimiters, _example(("$5$", " 5 "), ("\\(x\\)", " x "))
+    ),
+    NormalizationStep(
+        "relations", ascii_relations,
+        _example(("x >= 5", "x \\geq  5"), ("x<=2", "x\\leq 2"), ("x != 3", "x \\neq  3"), ("5!=120", "5!=120")),
     ),
     NormalizationStep(
         "units", strip_units,
@@ -345,7 +483,7 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep(
         "text", unwrap_text,
-        _example(("\\text{Yes}", " Yes "), ("3 \\text{ or } 4", "3, 4"), ("x=1 or x=2", "x=1, x=2")),
+        _example(("\\text{Yes}", " Yes "), ("3 \\text{ or } 4", "3, 4"), ("x=1 or x=2", "x=1, x=2"), ("(11,7)or(7,11)", "(11,7), (7,11)")),
     ),
     NormalizationStep(
         "sized_delimiters", strip_sized_delimiters,
@@ -356,16 +494,26 @@ STEPS: tuple[NormalizationStep, ...] = (
         _example(("\\dfrac12", "\\frac{1}{2}"), ("\\tfrac{1}{2}", "\\frac{1}{2}"), ("\\sqrt2", "\\sqrt{2}"), ("\\sqrt 23", "\\sqrt{2}3")),
     ),
     NormalizationStep(
-        "spacing", strip_spacing, _example(("10\\,000", "10000"), ("a\\!b", "a b"), ("1~2", "1 2"))
+        "spacing", strip_spacing,
+        _example(("10\\,000", "10000"), ("11,\\!111", "11,111"), ("a\\!b", "a b"), ("1~2", "1 2"), ("1,\\quadx", "1, x"),
+                 ("y=x \\quad y=-x", "y=x, y=-x")),
+    ),
+    NormalizationStep(
+        "grouping", strip_grouping,
+        _example(("{1}", "1"), ("{{1}}", "1"), ("{1,3}", "1,3"), ("\\frac{1}{2}", "\\frac{1}{2}"), ("x^{2}", "x^{2}"),
+                 ("{x+1}^2", "(x+1)^2"), ("((x+1))", "(x+1)"), ("((1,2),(3,4))", "((1,2),(3,4))"), ("10{,}000", "10{,}000")),
     ),
     NormalizationStep(
         "thousands", strip_thousands_separators,
-        _example(("10{,}000", "10000"), ("10,000", "10000"), ("1, 2", "1, 2"), ("11,13", "11,13")),
+        _example(("10{,}000", "10000"), ("10,000", "10000"), ("1, 2", "1, 2"), ("11,13", "11,13"), ("11,111,111", "11111111"),
+                 ("(0,100)", "(0,100)"), ("(12,102)", "(12,102)"), ("14{, }916", "14916")),
     ),
     NormalizationStep(
         "degrees", strip_degrees, _example(("30^\\circ", "30"), ("30^{\\circ}", "30"), ("30\\degree", "30"), ("f \\circ g", "f \\circ g"))
     ),
-    NormalizationStep("percent", canonical_percent, _example(("50\\%", "50%"), ("50 %", "50%"))),
+    NormalizationStep(
+        "percent", canonical_percent, _example(("50\\%", "50%"), ("50 %", "50%"), ("28 percent", "28%"), ("28 pct", "28%"), ("28 percentage", "28%"))
+    ),
     NormalizationStep(
         "commands", canonical_commands,
         _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)")),
@@ -379,7 +527,7 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep(
         "numbers", canonical_numbers,
-        _example(("007", "7"), ("+5", "5"), ("x^{2}", "x^2"), ("0.5", "0.5"), ("(+\\infty)", "(\\infty)")),
+        _example(("007", "7"), ("+5", "5"), ("x^{2}", "x^2"), ("0.5", "0.5"), ("(+\\infty)", "(\\infty)"), (".4", "0.4"), ("1.5", "1.5")),
     ),
     NormalizationStep("trailing", strip_trailing_punctuation, _example(("42.", "42"), ("9,6.", "9,6"))),
     NormalizationStep("case", lowercase_text, _example(("Yes", "yes"), ("4A", "4A"), ("A", "A"))),

@@ -37,6 +37,7 @@ class Number:
     form: NumberForm
     percent: bool = False
     reduced: bool = True
+    decimals: int = 0  # digits written after the decimal point (a float printed at full precision has many)
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,32 @@ class Relation:
 
 @dataclass(frozen=True)
 class Assignment:
-    """``x = 5``: one variable given a value; it compares as its value."""
+    """``x = 5``: one variable given a value; it compares as its value.
+
+    ``label`` marks a name that is not a single variable (``(p,q) = (3,2)``, ``|AB| = 1``,
+    ``A:B = 1``): lenient compares its value, strict keeps it an equation (as PRM800K does).
+    """
 
     variable: str
     value: Value
     value_latex: str
+    label: bool = False
 
 
-Value = Number | Infinity | Expression | Text | Sequence | Union | Matrix | Relation | Assignment
+@dataclass(frozen=True)
+class Power:
+    """An exact power too large to expand (``2^{65536}``, ``2^{2^{2^{2^2}}}``), kept as base and exponent.
+
+    The base is the smallest integer whose power it is (``4^{3}`` is stored as ``2^{6}``), so equal
+    values have equal fields and compare without being computed.
+    """
+
+    base: int
+    exponent: int
+    negative: bool = False
+
+
+Value = Number | Infinity | Expression | Text | Sequence | Union | Matrix | Relation | Assignment | Power
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = set(_OPENERS.values())
@@ -218,7 +237,7 @@ def parse_number(text: str) -> Number | None:
     if match := _DECIMAL.match(text):
         value = sign * _decimal(match["int"], match["frac"])
         form = NumberForm.INTEGER if int(match["frac"]) == 0 and match["int"] else NumberForm.DECIMAL
-        return Number(value, form, bool(match["pct"]))
+        return Number(value, form, bool(match["pct"]), decimals=len(match["frac"]))
     if match := _REPEATING.match(text):
         # 0.1\overline{6} = 0.1 + 0.0666... : the repeating block over 9s, shifted past the fixed digits.
         fixed = _decimal(match["int"], match["frac"])
@@ -254,26 +273,147 @@ def parse_number(text: str) -> Number | None:
     return None
 
 
+#: Exponents (of a tower's levels too) with more digits than this are not computed: the guard decides.
+MAX_TOWER_EXPONENT_DIGITS = 1_000
+#: Bases of powers kept unexpanded have at most this many digits.
+MAX_POWER_BASE_DIGITS = 100
+_POWER_HEAD = re.compile(r"(?P<sign>-)?(?P<base>\d{1,100})\^")
+
+
+def _power_parts(text: str) -> tuple[bool, int, str] | None:
+    """(negative, base, exponent text) of ``-b^{e}`` / ``b^e`` written as the whole text, else None."""
+    head = _POWER_HEAD.match(text)
+    if head is None:
+        return None
+    rest = text[head.end() :]
+    if rest.startswith("{") and rest.endswith("}"):
+        depth = 0
+        for index, char in enumerate(rest):
+            depth += 1 if char == "{" else -1 if char == "}" else 0
+            if depth == 0 and index != len(rest) - 1:
+                return None  # "2^{3}+1": the braces close before the end
+        exponent = rest[1:-1].strip()
+    elif len(rest) == 1 and rest.isdigit():
+        exponent = rest
+    else:
+        return None
+    return bool(head["sign"]), int(head["base"]), exponent
+
+
+def _exact_integer(text: str, depth: int = 0) -> int | None:
+    """An integer or a tower of integer powers as an int, if it has at most ``MAX_TOWER_EXPONENT_DIGITS`` digits."""
+    if depth > 20:
+        return None
+    if re.fullmatch(r"-?\d{1,1000}", text):
+        return int(text)
+    parts = _power_parts(text)
+    if parts is None:
+        return None
+    negative, base, exponent_text = parts
+    exponent = _exact_integer(exponent_text, depth + 1)
+    if exponent is None or exponent < 0:
+        return None
+    if base > 1 and exponent * log10(base) > MAX_TOWER_EXPONENT_DIGITS:
+        return None
+    value = base**exponent
+    return -value if negative else value
+
+
+def _integer_root(number: int, degree: int) -> int:
+    """The integer ``degree``-th root of ``number`` (rounded down), by Newton's method on ints."""
+    root = 1 << -(-number.bit_length() // degree)  # above the root
+    while True:
+        smaller = ((degree - 1) * root + number // root ** (degree - 1)) // degree
+        if smaller >= root:
+            return root
+        root = smaller
+
+
+def _primitive_power(base: int) -> tuple[int, int]:
+    """(r, k) with ``r**k == base`` and k largest: 65536 -> (2, 16), 12 -> (12, 1)."""
+    for degree in range(base.bit_length(), 1, -1):
+        root = _integer_root(base, degree)
+        if root > 1 and root**degree == base:
+            return root, degree
+    return base, 1
+
+
+def parse_power(text: str) -> Number | Power | None:
+    """A power tower or a power too large to expand (``2^{2^{2^{2^2}}}``, ``2^{65536}``), or None.
+
+    The exponent, a tower itself, is computed when it has at most ``MAX_TOWER_EXPONENT_DIGITS``
+    digits; the power is computed only when it is small (a ``Number``), else kept as a ``Power``.
+    """
+    parts = _power_parts(text)
+    if parts is None:
+        return None
+    negative, base, exponent_text = parts
+    exponent = _exact_integer(exponent_text)
+    if exponent is None or (base == 0 and exponent < 0):
+        return None
+    if base < 2 or abs(exponent) * log10(base) <= MAX_EXPONENT_DIGITS:
+        value = Fraction(base) ** exponent
+        return Number(-value if negative else value, NumberForm.POWER)
+    root, degree = _primitive_power(base)
+    return Power(root, exponent * degree, negative)
+
+
 _RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
 _RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|\\approx(?![a-z])|<|>|=")
 _ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
 _MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
 _TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")
-_MATRIX = re.compile(r"^\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}$", re.DOTALL)
+# One matrix environment as the whole text ("A + B" of two matrices is an expression, not a matrix).
+_MATRIX = re.compile(
+    r"^\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>(?:(?!\\begin\{|\\end\{).)*)\\end\{(?P=env)\}$",
+    re.DOTALL,
+)
 
 
-_OPERATOR_SPELLING = {"\\lt": "<", "\\gt": ">", "\\approx": "="}
+_OPERATOR_SPELLING = {"\\lt": "<", "\\gt": ">"}
+APPROX = "\\approx"
+# Names that label a value without being one variable: (p,q), |AB|, AB, A:B, V_1:V_2, \\frac{PM}{QM}, \\angle ABC.
+_NAME = r"[A-Za-z](?:_\{?\w+\}?)?"
+_LABEL = re.compile(
+    r"^(?:\((?:" + _NAME + r",)+" + _NAME + r"\)|\|[A-Za-z]+(?:_\{?\w+\}?)?\||[A-Z]{2,}(?:_\{?\w+\}?)?"
+    r"|[A-Za-z]+(?:_\{?\w+\}?)?:[A-Za-z]+(?:_\{?\w+\}?)?|\\frac\{[A-Z]+\}\{[A-Z]+\}|\\angle ?[A-Z]{1,3})$"
+)
 
 
 def _split_relation(text: str) -> tuple[list[str], list[str]] | None:
-    if not any(op in text for op in ("=", "<", ">", "\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "\\approx")):
+    if not any(op in text for op in ("=", "<", ">", "\\leq", "\\geq", "\\neq", "\\lt", "\\gt", APPROX)):
         return None
     sides, operators = split_at_top_level(text, _RELATION_PATTERN)
     if not operators or not all(side.strip() for side in sides):
         return None  # "\\pi+<junk>" is not a relation: a relation has a term on every side
-    # "x \\approx 3" states a value like "x = 3" (the value still meets the tolerance rules).
-    return sides, [_OPERATOR_SPELLING.get(op, op) for op in operators]
+    operators = [_OPERATOR_SPELLING.get(op, op) for op in operators]
+    if operators == [APPROX]:
+        operators = ["="]  # "x \\approx 3" states a value like "x = 3" (the value still meets the tolerance rules)
+    return [side.strip() for side in sides], operators
+
+
+def _assignment(name: str, value_latex: str) -> Assignment | None:
+    """``name = value`` as an assignment when ``name`` is a variable or a label, else None."""
+    if _ASSIGNABLE.match(name):
+        return Assignment(name, _parse(value_latex), value_latex)
+    if _LABEL.match(name):
+        return Assignment(name, _parse(value_latex), value_latex, label=True)
+    return None
+
+
+def stated_value(relation: Relation) -> Value | None:
+    """The value a chain of equalities states: its last side, before any approximation.
+
+    ``x = 5+5+1 = 7 = 11`` states ``x = 11``; ``x = \\frac13 \\approx 0.33`` states ``x = \\frac13``;
+    ``x+y = 5`` states ``5``. None for inequalities.
+    """
+    if not all(op in ("=", APPROX) for op in relation.operators):
+        return None
+    sides = list(relation.sides)
+    if APPROX in relation.operators[1:]:
+        sides = sides[: relation.operators.index(APPROX, 1) + 1]
+    return _assignment(sides[0], sides[-1]) or _parse(sides[-1])
 
 
 def _expand_plus_minus(text: str) -> list[str] | None:
@@ -311,7 +451,10 @@ def parse_value(text: str) -> Value:
 
 def _parse(text: str) -> Value:
     text = text.strip()
-    parts = [part.strip() for part in split_top_level(text)]
+    # "p=5,q=2; p=7,q=2": semicolons separate solutions, commas the parts of one.
+    parts = [part.strip() for part in split_top_level(text, ";")] if ";" in text else []
+    if len(parts) < 2:
+        parts = [part.strip() for part in split_top_level(text, ",")]
     if len(parts) > 1:
         items = tuple(_parse(part) for part in parts if part and part != "\\dots")
         return Sequence(items, "", "")
@@ -327,6 +470,8 @@ def _parse(text: str) -> Value:
             return Sequence(items, opener, closer)
         if opener == "(" and closer == ")":
             return _parse(inner)
+        if opener == "[" and closer == "]" and _MATRIX.match(inner.strip()):
+            return _parse(inner)  # "\\left[\\begin{array}{cc}...\\end{array}\\right]": the brackets draw the matrix
     matrix = _MATRIX.match(text)
     if matrix is not None:
         return _parse_matrix(matrix["body"])
@@ -336,15 +481,18 @@ def _parse(text: str) -> Value:
     relation = _split_relation(text)
     if relation is not None:
         sides, operators = relation
-        if operators == ["="] and _ASSIGNABLE.match(sides[0].strip()) and sides[1].strip():
-            return Assignment(sides[0].strip(), _parse(sides[1].strip()), sides[1].strip())
-        return Relation(tuple(side.strip() for side in sides), tuple(operators))
+        assignment = _assignment(sides[0], sides[1]) if operators == ["="] else None
+        return assignment or Relation(tuple(sides), tuple(operators))
     expanded = _expand_plus_minus(text)
     if expanded is not None:
         return Sequence(tuple(_parse(part) for part in expanded), "", "")
     number = parse_number(text)
     if number is not None:
         return number
+    if "^" in text:
+        power = parse_power(text)
+        if power is not None:
+            return power
     if text in ("\\infty", "-\\infty"):
         return Infinity(-1 if text.startswith("-") else 1)
     if _is_text(text) or _CHOICE_LETTER.match(text):

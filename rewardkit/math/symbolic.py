@@ -15,9 +15,8 @@ import threading
 from typing import Any
 
 import sympy
-from latex2sympy2_extended import latex2sympy
-from latex2sympy2_extended.latex2sympy2 import ConversionConfig
-from latex2sympy2_extended.math_normalization import NormalizationConfig
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy, comma_number_regex
+from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
 
 from rewardkit.math.caching import MB, bounded_cache, per_character
 from rewardkit.math.comparison import (
@@ -26,7 +25,7 @@ from rewardkit.math.comparison import (
     Settings,
     compare_values,
 )
-from rewardkit.math.representation import Relation, parse_value
+from rewardkit.math.representation import Expression, Matrix, Number, Relation, Value, parse_value
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
@@ -44,7 +43,60 @@ _UNEVALUATED = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit, sympy.Der
 
 
 class UnparseableLatex(ValueError):
-    """The LaTeX parser rejected the text (it must consume the whole input or fail)."""
+    """The LaTeX parser rejected the text (it must consume the whole input or fail).
+
+    The message is a predicate about the text ("cannot be parsed: ...", "is undefined ..."), so
+    that a caller can say once which text it was: ``f"gold {gold!r} {error}"``.
+    """
+
+
+_INTEGER_TEXT = re.compile(r"-?\d+")
+_FLOAT_TEXT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def exact_number(text: str) -> Any:
+    """A sympy number from a digit token, built from an ``int`` (or ``Float``'s own decimal reader).
+
+    ``sympy.Number(str)`` would run ``sympify`` -> ``parse_expr`` (``eval``) on model text: never.
+    Thousands commas go ("1,000"); "0,5" is the decimal 0.5, as latex2sympy2_extended reads it.
+    """
+    token = text.strip().replace(" ", "")
+    if token.lstrip("-").startswith("0") and "," in token:
+        token = token.replace(",", ".")
+    token = token.replace(",", "")
+    if _INTEGER_TEXT.fullmatch(token):
+        return sympy.Integer(int(token))
+    if _FLOAT_TEXT.fullmatch(token):
+        return sympy.Float(token)  # mpmath's decimal reader: no Python parsing
+    raise ValueError(f"not a number token: {token[:40]!r}")
+
+
+class _ExactNumberConverter(_Latex2Sympy):
+    """latex2sympy2_extended's converter, with numbers built by ``exact_number`` instead of
+    ``sympy.Number(str)`` (its two number paths: digit tokens, and a whole input like "1,000")."""
+
+    def parse_number(self, text: str) -> Any:
+        return exact_number(text)
+
+    def parse(self, latex_str: str) -> Any:
+        if comma_number_regex.match(latex_str):
+            return exact_number(latex_str)
+        return super().parse(latex_str)
+
+
+def _latex_to_sympy(latex: str) -> Any:
+    converter = _ExactNumberConverter(config=_CONVERSION)
+    return converter.parse(normalize_latex(latex, _NORMALIZATION))
+
+
+# latex2sympy2_extended's syntax errors read "<what>\n<input>\n~~~~^", the caret under the culprit.
+def _parser_complaint(error: Exception) -> str:
+    lines = str(error).split("\n")
+    if len(lines) >= 3 and lines[-1].endswith("^") and set(lines[-1][:-1]) <= {"~"}:
+        column, source = len(lines[-1]) - 1, lines[-2]
+        culprit = repr(source[column]) if column < len(source) else "the end"
+        return f"the LaTeX parser stops at character {column + 1} ({culprit})"
+    return f"the LaTeX parser rejected it ({type(error).__name__})"
 
 
 def _exact_decimals(latex: str) -> str:
@@ -65,19 +117,17 @@ def to_sympy(latex: str) -> Any:
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:
-        expression = latex2sympy(
-            _exact_decimals(latex), normalization_config=_NORMALIZATION, conversion_config=_CONVERSION
-        )
+        expression = _latex_to_sympy(_exact_decimals(latex))
     except Exception as error:  # the ANTLR parser raises plain Exception on bad input
-        return UnparseableLatex(f"cannot parse {latex!r}: {type(error).__name__}")
+        return UnparseableLatex(f"cannot be parsed: {_parser_complaint(error)}")
     if not isinstance(expression, sympy.Basic) or isinstance(
         expression, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.Set)
     ):
-        return UnparseableLatex(f"{latex!r} is not a single expression")
+        return UnparseableLatex("cannot be parsed: it is not a single expression (a relation or a set)")
     if expression.has(sympy.zoo, sympy.nan):
         # A division by zero, or a misread (the parser turns "\\gamma^2" into zoo**2): x*zoo - x*zoo
         # cancels to 0, so such an expression would equal anything of the same shape.
-        return UnparseableLatex(f"{latex!r} is undefined (complex infinity)")
+        return UnparseableLatex("is undefined (complex infinity: a division by zero, or a symbol read as a function)")
     return expression
 
 
@@ -178,7 +228,7 @@ class SympyBackend:
         try:
             gold_expr = to_sympy(gold)
         except UnparseableLatex as error:
-            raise BadGold(f"gold {gold!r} cannot be parsed: {error}") from None
+            raise BadGold(str(error)) from None
         try:
             answer_expr = to_sympy(answer)
         except UnparseableLatex:
@@ -212,11 +262,33 @@ class SympyBackend:
             return Outcome(_close(answer_value, gold_value, settings.tolerance), "numeric")
         return Outcome(_close(answer_value, gold_value, 1e-20), "symbolic")
 
-    def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome:
+    def compare_matrix_expression(self, answer: str, gold: Matrix, settings: Settings) -> Outcome:
+        """A matrix expression (a sum, a product, a multiple) evaluated, then compared entry by entry."""
         try:
-            gold_sides = [to_sympy(side) for side in gold.sides]
-        except UnparseableLatex as error:
-            raise BadGold(f"gold {'='.join(gold.sides)!r} cannot be parsed: {error}") from None
+            value = _evaluated(to_sympy(answer))
+        except UnparseableLatex:
+            return Outcome(False, "matrix")
+        shape = (len(gold.rows), len(gold.rows[0]) if gold.rows else 0)
+        if not isinstance(value, sympy.MatrixBase) or value.shape != shape or any(len(row) != shape[1] for row in gold.rows):
+            return Outcome(False, "matrix")
+        for row_index, row in enumerate(gold.rows):
+            for column_index, cell in enumerate(row):
+                try:
+                    gold_cell = _gold_cell(cell)
+                except UnparseableLatex as error:
+                    raise BadGold(str(error)) from None
+                if gold_cell is None or not _equal_entries(value[row_index, column_index], gold_cell):
+                    return Outcome(False, "matrix")
+        return Outcome(True, "matrix")
+
+    def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome:
+        for side in gold.sides:
+            try:
+                to_sympy(side)
+            except UnparseableLatex as error:
+                part = f" (in its side {side!r})" if len(gold.sides) > 1 else ""
+                raise BadGold(f"{error}{part}") from None
+        gold_sides = [to_sympy(side) for side in gold.sides]
         try:
             answer_sides = [to_sympy(side) for side in answer.sides]
         except UnparseableLatex:
@@ -241,12 +313,33 @@ class SympyBackend:
         return Outcome(equal, "equation")
 
 
+def _gold_cell(cell: Value) -> Any | None:
+    """A gold matrix cell as sympy: numbers from their exact fractions, expressions parsed."""
+    if isinstance(cell, Number):
+        return sympy.Rational(cell.value.numerator, cell.value.denominator)
+    if isinstance(cell, Expression):
+        return to_sympy(cell.latex)
+    return None
+
+
+def _equal_entries(answer: Any, gold: Any) -> bool:
+    """Matrix entries: exact for rationals, 20 significant digits for constants, sample points else."""
+    if answer.is_Rational and gold.is_Rational:
+        return bool(answer == gold)
+    if not answer.free_symbols and not gold.free_symbols:
+        answer_value, gold_value = _numeric(answer), _numeric(gold)
+        if answer_value is not None and gold_value is not None:
+            return _close(answer_value, gold_value, 1e-20)
+    return _agree_at_points(answer, gold, 1e-9) is True or _is_zero(answer - gold)
+
+
 def _same_constant(answer: Any, gold: Any) -> bool:
-    """Two constant expressions are equal: provably, or to 1e-9 relative at 30 digits."""
-    if _is_zero(answer - gold):
-        return True
+    """Two constant expressions are equal to 1e-9 relative at 30 digits, or (when they cannot be
+    evaluated) provably; evaluating first spares ``simplify`` on constants that plainly differ."""
     answer_value, gold_value = _numeric(answer), _numeric(gold)
-    return answer_value is not None and gold_value is not None and _close(answer_value, gold_value, 1e-9)
+    if answer_value is not None and gold_value is not None:
+        return _close(answer_value, gold_value, 1e-9)
+    return _is_zero(answer - gold)
 
 
 _FLIP = {">": "<", "\\geq": "\\leq", "<": ">", "\\leq": "\\geq"}

@@ -1,6 +1,6 @@
 """Property testing for reward functions: hypothesis strategies, the reward contract, hack search.
 
-Needs hypothesis (``pip install 'rewardkit[test]'``). Names load on first use, so the
+Needs hypothesis (``pip install 'rewardkit[testing]'``). Names load on first use, so the
 pytest plugin's golden files work without importing hypothesis.
 """
 
@@ -86,7 +86,7 @@ def __getattr__(name: str) -> Any:
     except ImportError as exc:
         if exc.name == "hypothesis":
             raise ImportError(
-                f"rewardkit.testing.{name} needs hypothesis: pip install 'rewardkit[test]'"
+                f"rewardkit.testing.{name} needs hypothesis: pip install 'rewardkit[testing]'"
             ) from exc
         raise
     globals()[name] = value

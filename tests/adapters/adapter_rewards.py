@@ -59,7 +59,16 @@ async def picky_async(final_response: str, answer: str) -> float:
 @reward(name="adapters_reserved")
 def reserved_extra(final_response: str) -> dict[str, Any]:
     """Returns an extra named like one verl reserves."""
-    return {"reward": 1.0, "acc": 1.0}
+    return {"reward": 1.0, "uid": "u-1"}
+
+
+@reward(name="adapters_dapo_like")
+def dapo_like(final_response: str, answer: str) -> dict[str, Any]:
+    """Like verl's math_dapo: ``acc`` and ``pred`` extras; fails on ``boom``."""
+    if "boom" in final_response:
+        raise RuntimeError("boom in the response")
+    pred = final_response.split()[-1]
+    return {"reward": float(pred == answer), "acc": pred == answer, "pred": pred}
 
 
 @reward(name="adapters_uneven")

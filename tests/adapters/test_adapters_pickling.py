@@ -8,9 +8,6 @@ import inspect
 import multiprocessing
 import os
 import pickle
-import shutil
-import sys
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -19,7 +16,6 @@ from typing import Any
 import adapter_rewards
 import pytest
 from adapter_rewards import KeywordReward, exact, exact_async, picky
-from adapter_testing import require_module
 
 from rewardkit.adapters import (
     RewardNotShippableError,
@@ -138,37 +134,25 @@ def _name_and_pid(adapter: Any) -> tuple[str, int, bool]:
     return adapter.__name__, os.getpid(), inspect.iscoroutinefunction(adapter.__call__)
 
 
-def test_ray_ships_the_adapter() -> None:
-    ray = require_module("ray", "the test extra installs ray")
-    temp_dir = tempfile.mkdtemp(prefix="rk-ray-")  # short: Ray's socket paths must fit in 107 bytes
-    ray.init(
-        num_cpus=1,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}},
-        _temp_dir=temp_dir,
-    )
-    try:
+def test_ray_ships_the_adapter(ray_session: Any) -> None:
+    ray = ray_session
 
-        @ray.remote
-        def score(adapter: Any, solution: str, answer: str) -> Any:
-            return adapter(data_source="d", solution_str=solution, ground_truth=answer), os.getpid()
+    @ray.remote
+    def score(adapter: Any, solution: str, answer: str) -> Any:
+        return adapter(data_source="d", solution_str=solution, ground_truth=answer), os.getpid()
 
-        @ray.remote
-        def score_async(adapter: Any, solution: str, answer: str) -> Any:
-            assert inspect.iscoroutinefunction(adapter)  # still what verl's reward loop checks
-            return asyncio.run(adapter(data_source="d", solution_str=solution, ground_truth=answer))
+    @ray.remote
+    def score_async(adapter: Any, solution: str, answer: str) -> Any:
+        assert inspect.iscoroutinefunction(adapter)  # still what verl's reward loop checks
+        return asyncio.run(adapter(data_source="d", solution_str=solution, ground_truth=answer))
 
-        result, pid = ray.get(score.remote(to_verl(adapter_rewards.exact), "7", "7"))
-        assert result == {"score": 1.0, "matched": True, "length": 1, "error": ""}
-        assert pid != os.getpid()
-        stateful = ray.get(score.remote(to_verl(KeywordReward("kiwi")), "a kiwi", None))[0]
-        assert stateful == {"score": 1.0, "error": ""}
-        async_result = ray.get(score_async.remote(to_verl(adapter_rewards.exact_async), "7", "8"))
-        assert async_result == {"score": 0.0, "matched": False, "length": 1, "error": ""}
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp_dir, ignore_errors=True)
+    result, pid = ray.get(score.remote(to_verl(adapter_rewards.exact), "7", "7"))
+    assert result == {"score": 1.0, "matched": True, "length": 1, "error": ""}
+    assert pid != os.getpid()
+    stateful = ray.get(score.remote(to_verl(KeywordReward("kiwi")), "a kiwi", None))[0]
+    assert stateful == {"score": 1.0, "error": ""}
+    async_result = ray.get(score_async.remote(to_verl(adapter_rewards.exact_async), "7", "8"))
+    assert async_result == {"score": 0.0, "matched": False, "length": 1, "error": ""}
 
 
 def load_like_verl(path: Path, object_name: str) -> Any:

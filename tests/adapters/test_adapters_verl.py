@@ -7,7 +7,14 @@ import inspect
 from functools import partial
 
 import pytest
-from adapter_rewards import echo_fields, exact, exact_async, reserved_extra, uneven_extras
+from adapter_rewards import (
+    dapo_like,
+    echo_fields,
+    exact,
+    exact_async,
+    reserved_extra,
+    uneven_extras,
+)
 
 from rewardkit.adapters import AsyncVerlReward, VerlReward, to_verl
 from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError
@@ -29,8 +36,25 @@ def test_naive_manager_keyword_call_maps_fields_and_keeps_extras() -> None:
 
 def test_prime_manager_positional_call() -> None:
     compute_score = to_verl(exact)
-    # verl's prime manager: partial(evaluation_func, task, completion, reference, task_extra_info)
-    assert partial(compute_score, "math", "7", "8", None)()["score"] == 0.0
+    # verl's prime manager: partial(evaluation_func, task, completion, reference, task_extra_info),
+    # then float(result[0]) for anything that is not a number
+    result = partial(compute_score, "math", "8", "8", None)()
+    assert result["score"] == float(result[0]) == 1.0
+    assert 0 not in result
+    assert list(result) == ["score", "matched", "length", "error"]
+
+
+def test_an_acc_extra_passes_through_and_a_failed_samples_acc_is_zero() -> None:
+    compute_score = to_verl(dapo_like)
+    assert compute_score(data_source="d", solution_str="42", ground_truth="42") == {
+        "score": 1.0, "acc": True, "pred": "42", "error": "",
+    }
+    failed = compute_score(data_source="d", solution_str="boom", ground_truth="42")
+    assert failed == {"score": 0.0, "acc": 0.0, "pred": None, "error": "RuntimeError: boom in the response"}
+    batch = to_verl(dapo_like)(data_sources=["d"] * 2, solution_strs=["boom", "41"], ground_truths=["42"] * 2)
+    # a failure before the first success still gets the batch's keys
+    assert [sorted(row) for row in batch] == [["acc", "error", "pred", "score"]] * 2
+    assert [row["acc"] for row in batch] == [0.0, False]
 
 
 def test_fields_the_reward_receives() -> None:
@@ -109,7 +133,7 @@ def test_declared_extra_keys_fix_the_key_set() -> None:
     }
 
 
-@pytest.mark.parametrize("key", ["score", "acc", "uid", "data_source"])
+@pytest.mark.parametrize("key", ["score", "reward", "uid", "data_source"])
 def test_reserved_extra_names_are_rejected(key: str) -> None:
     with pytest.raises(RewardShapeError, match=rf"extra '{key}'.*verl reserves"):
         to_verl(exact, extra_keys=[key])
@@ -117,7 +141,7 @@ def test_reserved_extra_names_are_rejected(key: str) -> None:
 
 def test_reserved_extra_returned_by_the_reward_raises() -> None:
     compute_score = to_verl(reserved_extra)
-    with pytest.raises(RewardShapeError, match=r"'adapters_reserved': extra 'acc'.*headline metric"):
+    with pytest.raises(RewardShapeError, match=r"'adapters_reserved': extra 'uid'.*groups GRPO's samples"):
         compute_score(data_source="d", solution_str="x", ground_truth=None, extra_info=None)
 
 

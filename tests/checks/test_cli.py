@@ -3,59 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
+import socket
 from pathlib import Path
 
 import pytest
 
-BAD = (
-    "from rewardkit import reward\n"
-    "\n"
-    "@reward(name='qa')\n"
-    "def qa(final_respone, answr):\n"
-    "    return {'score': 1.0}\n"
-)
-GOOD = (
-    "from rewardkit import reward\n"
-    "\n"
-    "@reward(name='qa')\n"
-    "def qa(final_response, answer):\n"
-    "    return {'reward': float(final_response == answer)}\n"
-)
+from .cli_helpers import BAD, GOOD, run_check
+
 WARN_ONLY = (
     "import time\nfrom rewardkit import reward\n\n@reward(name='slow')\n"
     "async def slow(final_response):\n    time.sleep(1)\n    return 1.0\n"
 )
-
-
-def run_check(
-    *args: str, cwd: Path, stdin: str | bytes | None = None
-) -> subprocess.CompletedProcess[str]:
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    completed = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "check", *args],
-        cwd=cwd,
-        input=data,
-        capture_output=True,
-        check=False,
-    )
-    return subprocess.CompletedProcess(
-        completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode()
-    )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8"
-    )
-    (tmp_path / "rewards").mkdir()
-    (tmp_path / "rewards" / "bad.py").write_text(BAD, encoding="utf-8")
-    (tmp_path / "rewards" / "good.py").write_text(
-        GOOD.replace("'qa'", "'qa_good'"), encoding="utf-8"
-    )
-    return tmp_path
 
 
 def test_text_output_and_exit_status_one(project: Path) -> None:
@@ -176,17 +135,16 @@ def test_exclude_globs(project: Path) -> None:
 def test_internal_error_exits_two_and_keeps_other_results(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rewardkit.checks import cli
-    from rewardkit.checks.engine import ModuleAnalyzer
+    from rewardkit.checks import cli, command
 
-    original = ModuleAnalyzer.analyze
+    original = command.analyze_module
 
-    def explode(self, source, path=None, config=None):
+    def explode(source, path=None, config=None):
         if path and path.endswith("good.py"):
             raise RuntimeError("boom")
-        return original(self, source, path, config)
+        return original(source, path, config)
 
-    monkeypatch.setattr(ModuleAnalyzer, "analyze", explode)
+    monkeypatch.setattr(command, "analyze_module", explode)
     monkeypatch.chdir(project)
     assert cli.main([]) == 2
     captured = capsys.readouterr()
@@ -220,16 +178,16 @@ def test_dangling_symlinks_are_skipped_when_walking(project: Path) -> None:
 def test_a_file_that_cannot_be_read_is_reported_and_the_rest_checked(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rewardkit.checks import cli
+    from rewardkit.checks import cli, command
 
-    original = Path.read_bytes
+    original = command.read_bytes
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "good.py":
+    def read_bytes(path: str) -> bytes:
+        if path.endswith("good.py"):
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(path)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(command, "read_bytes", read_bytes)
     monkeypatch.chdir(project)
     assert cli.main([]) == 2
     captured = capsys.readouterr()
@@ -260,3 +218,133 @@ def test_a_file_with_a_syntax_error_takes_no_part_in_cross_file_duplicates(proje
         ("rewards/bad.py", "RK201"),
         ("rewards/broken.py", "RK900"),
     ]
+
+
+def test_success_prints_a_summary_line_and_quiet_suppresses_it(project: Path) -> None:
+    (project / "rewards" / "bad.py").unlink()
+    (project / "rewards" / "more.py").write_text(
+        GOOD.replace("'qa'", "'more'")
+        + "\n\n@reward\ndef other(final_response):\n    return 0.5\n",
+        encoding="utf-8",
+    )
+    (project / "rewards" / "helpers.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    result = run_check(cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Checked 3 files, 3 rewards: no problems\n"
+    single = run_check("rewards/helpers.py", cwd=project)
+    assert single.stdout == "Checked 1 file, 0 rewards: no problems\n"
+    quiet = run_check("--quiet", cwd=project)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    # --quiet keeps the diagnostics, without the "Found ..." line.
+    (project / "rewards" / "bad.py").write_text(BAD, encoding="utf-8")
+    quiet_bad = run_check("--quiet", cwd=project)
+    assert quiet_bad.returncode == 1
+    assert [line.split(": ")[1].split()[0] for line in quiet_bad.stdout.splitlines()] == [
+        "RK102",
+        "RK101",
+        "RK201",
+    ]
+    assert run_check("--format", "json", "--quiet", cwd=project).stdout.startswith("[")
+
+
+def test_pipes_sockets_and_devices_are_reported_never_read(project: Path) -> None:
+    fifo = project / "fifo.py"
+    os.mkfifo(fifo)  # reading it would block forever
+    (project / "device.py").symlink_to("/dev/zero")  # reading it would never end
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(project / "sock.py"))
+    try:
+        explicit = run_check("fifo.py", "device.py", "sock.py", "rewards/bad.py", cwd=project)
+        assert explicit.returncode == 2
+        assert explicit.stderr.splitlines() == [  # in the order given
+            "rewardkit check: cannot check fifo.py: not a regular file (a named pipe)",
+            "rewardkit check: cannot check device.py: not a regular file (a character device)",
+            "rewardkit check: cannot check sock.py: not a regular file (a socket)",
+        ]
+        assert "rewards/bad.py:4:8: RK102" in explicit.stdout  # the other files are checked
+        walked = run_check(cwd=project)  # a directory walk skips them silently
+        assert walked.returncode == 1, walked.stderr
+        assert walked.stderr == ""
+    finally:
+        server.close()
+
+
+def test_files_over_max_file_size_get_a_note_not_a_parse(project: Path) -> None:
+    big = project / "rewards" / "big.py"
+    big.write_text(GOOD.replace("'qa'", "'big'") + "# padding\n" * 200, encoding="utf-8")
+    result = run_check("--max-file-size", "1000", "rewards/big.py", cwd=project)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == (
+        "rewards/big.py:1:1: RK902 not checked: 2,137 characters exceed max_file_size = 1,000 "
+        "characters (raise it with max_file_size in [tool.rewardkit] or --max-file-size)"
+    )
+    (project / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_fields = ["answer"]\nmax_file_size = 500\n', encoding="utf-8"
+    )
+    configured = run_check("--format", "json", cwd=project)
+    assert [(i["path"], i["code"]) for i in json.loads(configured.stdout)] == [
+        ("rewards/bad.py", "RK102"),
+        ("rewards/bad.py", "RK101"),
+        ("rewards/bad.py", "RK201"),
+        ("rewards/big.py", "RK902"),
+    ]
+    assert run_check("--max-file-size", "0", cwd=project).returncode == 2
+
+
+def test_stdin_is_read_only_up_to_the_size_limit(project: Path) -> None:
+    flood = "x = 1\n" * 2_000_000  # 12 MB: read up to 4 bytes per allowed character, then stop
+    result = run_check("-", "--max-file-size", "1000", cwd=project, stdin=flood)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(
+        "-:1:1: RK902 not checked: more than 4,000 bytes exceed max_file_size = 1,000 characters"
+    )
+
+
+def test_a_task_schema_nested_too_deeply_is_a_configuration_error(project: Path) -> None:
+    rows = '{"answer": "4"}\n{"answer": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    (project / "train.jsonl").write_text(rows, encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_schema = "train.jsonl"\n', encoding="utf-8"
+    )
+    result = run_check(cwd=project)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"rewardkit check: error: {project / 'train.jsonl'}:2: JSON nested too deeply to read\n"
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_valid_python_that_once_read_as_syntax_errors(project: Path) -> None:
+    form_feed = GOOD.replace("\n@reward", "\n\x0c@reward")
+    strings = "from rewardkit import reward\n\nTEXT = (" + " ".join(["'a'"] * 5000) + ")\n"
+    (project / "rewards" / "bad.py").unlink()
+    (project / "rewards" / "form_feed.py").write_text(form_feed, encoding="utf-8")
+    (project / "rewards" / "strings.py").write_text(strings, encoding="utf-8")
+    result = run_check(cwd=project)
+    assert (result.returncode, result.stdout) == (0, "Checked 3 files, 2 rewards: no problems\n")
+
+
+def test_many_files_are_checked_in_parallel_with_the_same_findings(tmp_path: Path) -> None:
+    from rewardkit.checks import check_source
+    from rewardkit.checks.command import PARALLEL_MIN_CHARACTERS
+
+    helpers = "".join(
+        f"\n\ndef helper_{i}(text):\n    return text.strip()[:{i}]\n" for i in range(200)
+    )
+    sources = {}
+    for index in range(50):
+        reward = BAD if index % 7 == 0 else GOOD
+        sources[f"m{index:02d}.py"] = reward.replace("'qa'", f"'qa{index}'") + helpers
+    assert sum(map(len, sources.values())) > PARALLEL_MIN_CHARACTERS
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = run_check("--format", "json", "--no-cache", cwd=tmp_path)
+    expected = [
+        (name, d.code, d.line, d.column)
+        for name, text in sorted(sources.items())
+        for d in check_source(text, name)
+    ]
+    assert [(i["path"], i["code"], i["line"], i["column"]) for i in json.loads(result.stdout)] == (
+        expected
+    )
+    assert len(expected) == 16

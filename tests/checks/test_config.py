@@ -80,6 +80,9 @@ def test_task_schema_json_list(tmp_path: Path) -> None:
         ("task_fields = 3", {}, "task_fields must be a list of strings"),
         ('preset = "verl"', {}, "preset 'verl' is unknown"),
         ("task_fields = [", {}, "invalid TOML"),
+        # A misspelt key would silently turn its checks off (RK101 with no task fields).
+        ('task_feilds = ["answer"]', {}, "unknown key 'task_feilds'; did you mean 'task_fields'?"),
+        ("colour = 1", {}, "unknown key 'colour'; known keys: exclude, ignore"),
     ],
 )
 def test_bad_configuration_names_the_file(

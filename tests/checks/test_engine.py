@@ -471,3 +471,286 @@ def test_async_with_on_a_context_coroutine_is_not_an_await() -> None:
     assert (diagnostic.code, diagnostic.line) == ("RK301", 5)
     fixed = apply_edits(source, diagnostic.fixes[0].edits)
     assert "async with await context.acquire_resource('sandbox') as box:" in fixed
+
+
+# ----------------------------------------------------------------------------- real reward code
+
+
+def test_prediction_is_flagged_without_any_configuration() -> None:
+    source = (
+        "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+        "def exact(prediction, answer):\n    return float(prediction.strip() == answer)\n\n"
+        "@reward(name='short')\ndef short(final_response, prediction=''):\n"
+        "    return float(len(prediction or final_response) < 100)\n"
+    )
+    first, second = check_source(source)  # no task fields declared: `answer` is not reported
+    assert (first.code, first.line, first.data["parameter"]) == ("RK101", 4, "prediction")
+    assert first.message == (
+        "`prediction` is not a field: no predefined, injected or task field fills it "
+        "(`prediction` is AgentFly's older name for the model's answer); did you mean "
+        "`final_response`?"
+    )
+    fixed = apply_edits(source, first.fixes[0].edits)
+    assert "def exact(final_response, answer):\n    return float(final_response.strip()" in fixed
+    assert (second.code, second.line, second.data["suggestion"]) == ("RK104", 8, "final_response")
+    # With task fields declared the usual rules apply, `prediction` included.
+    assert {d.code for d in check_source(source, None, TASK_CONFIG)} == {"RK101", "RK104"}
+    # A project that declares it (its framework fills it) is not told otherwise.
+    declared = CheckConfig(injected_fields={"prediction": "filled by our runner"})
+    assert check_source(source, None, declared) == []
+
+
+AGENTFLY_CONFIG = CheckConfig(preset="agentfly", injected_fields=PRESETS["agentfly"])
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("return final_response == answer", "bool"),
+        ("return int(final_response == answer)", "int"),
+        ("return 1 if final_response == answer else 0", "int"),
+        ("return 1.0 if final_response == answer else 0", "int"),  # the else branch
+        ("return not final_response", "bool"),
+        ("return len(final_response)", "int"),
+        ("return round(len(final_response) / 3)", "int"),
+        ("return answer in final_response", "bool"),
+        ("score = 0\n    if answer in final_response:\n        score = 1\n    return score", "int"),
+        ("return isinstance(final_response, str) and bool(answer)", "bool"),
+    ],
+)
+def test_int_and_bool_returns_are_flagged_where_agentfly_runs_the_reward(
+    body: str, kind: str
+) -> None:
+    agentfly = (
+        "from agentfly.rewards import reward\n\n@reward(name='r')\n"
+        f"def r(final_response, answer):\n    {body}\n"
+    )
+    [diagnostic] = check_source(agentfly, None, TASK_CONFIG)
+    assert (diagnostic.code, diagnostic.data["returned"]) == ("RK205", kind)
+    fixed = apply_edits(agentfly, diagnostic.fixes[0].edits)
+    assert check_source(fixed, None, TASK_CONFIG) == [], fixed
+    rewardkit_reward = agentfly.replace("agentfly.rewards", "rewardkit")
+    assert check_source(rewardkit_reward, None, TASK_CONFIG) == []  # rewardkit accepts both
+    config = CheckConfig(task_fields=TASK_CONFIG.task_fields, preset="agentfly")
+    assert [d.code for d in check_source(rewardkit_reward, None, config)] == ["RK205"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return float(final_response == answer)",
+        "return (final_response == answer) * 1.0",
+        "return {'reward': final_response == answer}",  # AgentFly converts a dict's reward
+        "score = 0\n    score += 0.5\n    return score",  # an augmented float
+        "int = lambda x: x / 2\n    return int(3)",  # not the builtin
+        "return sum(len(x) for x in answer) / 2",
+        "return max(0.0, len(final_response) - 1)",  # max of a float: not certain
+    ],
+)
+def test_float_returns_are_fine_under_agentfly(body: str) -> None:
+    source = (
+        "from agentfly.rewards import reward\n\n@reward(name='r')\n"
+        f"def r(final_response, answer):\n    {body}\n"
+    )
+    assert check_source(source, None, TASK_CONFIG) == []
+
+
+def test_agentflys_own_relative_imports_and_classes_count_as_agentfly() -> None:
+    source = (
+        "from ..reward_base import BaseReward, reward\n\n"
+        "@reward(name='exact')\ndef exact(final_response, answer):\n"
+        "    return final_response == answer\n\n"
+        "class Judge(BaseReward):\n    name = 'judge'\n\n"
+        "    def call(self, final_response, answer):\n        return 1\n"
+    )
+    assert [(d.code, d.line) for d in check_source(source, None, TASK_CONFIG)] == [
+        ("RK205", 5),
+        ("RK205", 11),
+    ]
+
+
+def test_a_decorator_imported_inside_a_function_body_still_makes_a_reward() -> None:
+    source = (
+        "def main():\n"
+        "    from agentfly.rewards import reward\n"
+        "\n"
+        "    @reward(name='inner')\n"
+        "    def inner(prediction, answer):\n"  # 5
+        "        return prediction == answer\n"  # 6
+        "\n"
+        "    return inner\n"
+        "\n"
+        "def other():\n"
+        "    import rewardkit as rk\n"
+        "    if True:\n"
+        "        @rk.reward\n"
+        "        def nested(final_respone):\n"  # 14
+        "            return 1.0\n"
+        "\n"
+        "class Holder:\n"
+        "    from rewardkit import reward as r\n"
+        "\n"
+        "    @r\n"
+        "    def method(self, trajectroy):\n"  # 21
+        "        return 1.0\n"
+        "\n"
+        "@reward\n"  # not imported at module level: not a reward here
+        "def unrelated(final_respone):\n"
+        "    return 1.0\n"
+    )
+    analysis = ModuleAnalyzer().analyze(source, "nested.py", CheckConfig())
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [
+        ("RK101", 5),
+        ("RK205", 6),
+        ("RK102", 14),
+        ("RK102", 21),
+    ]
+    assert [(r.name, r.module_level) for r in analysis.rewards] == [
+        ("inner", False),
+        ("nested", False),
+        ("method", True),
+    ]
+    assert list(analysis.diagnostics) == check_source(source)
+
+
+COROUTINES = (
+    "import asyncio\n"  # 1
+    "from asyncio import sleep\n"
+    "from rewardkit import BaseReward, reward\n"
+    "\n"
+    "async def judge(text):\n"  # 5
+    "    return float(len(text) > 3)\n"
+    "\n"
+    "@reward\n"
+    "async def graded(final_response):\n"
+    "    return 1.0\n"  # 10
+    "\n"
+    "def sync_helper(text):\n"
+    "    return 0.5\n"
+    "\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "flagged"),
+    [
+        ("score = judge(final_response)\n    return score", True),
+        ("return judge(final_response)", True),
+        ("return float(judge(final_response))", True),
+        ("return 1.0 if judge(final_response) else 0.0", True),
+        ("judge(final_response)\n    return 1.0", True),
+        ("result = graded(final_response=final_response)\n    return result.reward", True),
+        ("sleep(1)\n    return 1.0", True),
+        ("asyncio.sleep(1)\n    return 1.0", True),
+        ("return await judge(final_response)", False),
+        ("score = await judge(final_response)\n    return score", False),
+        ("pending = judge(final_response)\n    return await pending", False),
+        (
+            "scores = await asyncio.gather(*[judge(t) for t in final_response.split()])\n"
+            "    return sum(scores)",
+            False,
+        ),
+        ("task = asyncio.create_task(judge(final_response))\n    return await task", False),
+        ("return sync_helper(final_response)", False),
+        ("judge = sync_helper\n    return judge(final_response)", False),  # shadowed locally
+        (
+            "async def local(text):\n        return 1.0\n    return await local(final_response)",
+            False,
+        ),
+        ("async def local(text):\n        return 1.0\n    return local(final_response)", True),
+    ],
+)
+def test_unawaited_coroutine_functions_the_module_defines_or_imports(
+    body: str, flagged: bool
+) -> None:
+    source = COROUTINES + f"@reward\nasync def checked(final_response):\n    {body}\n"
+    diagnostics = check_source(source)
+    assert [d.code for d in diagnostics] == (["RK301"] if flagged else []), diagnostics
+    if flagged:
+        fixed = apply_edits(source, diagnostics[0].fixes[0].edits)
+        assert "await " in fixed
+        assert check_source(fixed) == [], fixed
+
+
+def test_coroutines_in_sync_rewards_and_methods_of_reward_classes() -> None:
+    source = COROUTINES + (
+        "@reward\ndef blocking(final_response):\n"  # 15-16
+        "    return asyncio.run(judge(final_response))\n"  # run to completion: fine
+        "\n"
+        "@reward\ndef forgot(final_response):\n"  # 19-20
+        "    return judge(final_response)\n"  # 21
+        "\n"
+        "class Api(BaseReward):\n"
+        "    name = 'api'\n"
+        "\n"
+        "    async def score(self, text):\n"
+        "        return 1.0\n"
+        "\n"
+        "    async def call(self, final_response):\n"
+        "        value = self.score(final_response)\n"  # 30
+        "        return value\n"
+    )
+    assert [(d.code, d.line) for d in check_source(source)] == [("RK302", 21), ("RK301", 30)]
+
+
+def test_coroutine_functions_that_cannot_be_resolved_are_left_alone() -> None:
+    source = (
+        "import functools\nfrom rewardkit import reward\nfrom judges import remote_judge\n\n"
+        "def to_sync(f):\n    return f\n\n"
+        "@to_sync\nasync def wrapped(text):\n    return 1.0\n\n"  # an unknown decorator
+        "async def twice(text):\n    return 1.0\n\ntwice = functools.partial(twice)\n\n"
+        "@reward\nasync def r(final_response, judge):\n"
+        "    a = wrapped(final_response)\n"
+        "    b = twice(final_response)\n"
+        "    c = remote_judge(final_response)\n"  # imported from a module not read
+        "    d = judge(final_response)\n"  # a parameter
+        "    return a + b + c + d\n"
+    )
+    assert check_source(source) == []
+
+
+def test_the_known_coroutine_functions_of_rewardkit_are_coroutine_functions() -> None:
+    import importlib
+    import inspect
+
+    from rewardkit.checks.discovery import KNOWN_COROUTINE_FUNCTIONS
+
+    for name in KNOWN_COROUTINE_FUNCTIONS:
+        if name.startswith(("rewardkit.", "asyncio.")):
+            module, _, attribute = name.rpartition(".")
+            function = getattr(importlib.import_module(module), attribute)
+            assert inspect.iscoroutinefunction(function), name
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "from rewardkit import reward",
+        "import rewardkit as rk\nreward = rk.reward",
+        "from agentfly.rewards import reward",
+        "from .reward_base import reward",
+        "from ..reward_base import reward",
+        "from . import reward_base\nreward = reward_base.reward",
+        "from .. import rewards\nreward = rewards.reward",
+        "from.reward_base import reward",
+        "from \\\n    .reward_base import reward",
+        "def make():\n    from agentfly.rewards import reward",
+    ],
+)
+def test_the_textual_prefilter_never_skips_a_module_that_defines_a_reward(header: str) -> None:
+    from rewardkit.checks.engine import may_define_rewards
+
+    source = f"{header}\n\n@reward\ndef f(final_respone):\n    return 1.0\n"
+    assert may_define_rewards(source, CheckConfig())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\n\ndef f():\n    return os.sep\n",
+        "from . import utils\n\ndef f():\n    return utils.x\n",  # relative, no reward named
+        "# a comment about rewards\nx = 1\n",
+    ],
+)
+def test_modules_that_cannot_define_a_reward_are_skipped(source: str) -> None:
+    assert ModuleAnalyzer().analyze(source, "plain.py", CheckConfig()).skipped

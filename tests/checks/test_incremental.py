@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewardkit.checks import CheckConfig, ModuleAnalyzer, TaskField
+from rewardkit.checks import CheckConfig, ModuleAnalyzer, TaskField, analyze_module
 from rewardkit.checks.splitter import IncrementalSplitter, split_module
 
 from .seed_examples import SEEDS, TASK_FIELDS
@@ -45,6 +45,8 @@ PIECES = st.sampled_from(
         "context.acquire_resource()",
         "\x00",
         "\x0c",
+        "\n\x0c@reward\n",
+        "\r",
         "answr",
         "final_respone",
         "else:\n",
@@ -87,6 +89,7 @@ def test_incremental_analysis_matches_a_fresh_analysis(edits: list[tuple[float, 
     analyzer.analyze(source, "doc.py", CONFIG)
     for edit in edits:
         source = _apply(source, edit)
-        assert analyzer.analyze(source, "doc.py", CONFIG) == ModuleAnalyzer().analyze(
-            source, "doc.py", CONFIG
-        )
+        incremental = analyzer.analyze(source, "doc.py", CONFIG)
+        assert incremental == ModuleAnalyzer().analyze(source, "doc.py", CONFIG)
+        # The one-pass check of `rewardkit check` gives the same results as the chunked one.
+        assert analyze_module(source, "doc.py", CONFIG) == incremental

@@ -7,60 +7,18 @@ into a temporary git repository and commits it there (it works before the projec
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from scratch_checkout import copy_project
+from scratch_checkout import git as _git
+from scratch_checkout import required_tool as _tool
 
-PROJECT = Path(__file__).resolve().parents[2]
-IGNORED = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "venv",
-    "node_modules",
-    "__pycache__",
-    "*.egg-info",
-    "build",
-    "dist",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".mypy_cache",
-    "*.vsix",
-    ".vscode-test",
-)
 BAD = "from rewardkit import reward\n\n@reward\ndef qa(final_respone):\n    return {'score': 1.0}\n"
 FIXED = (
     "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return {'reward': 1.0}\n"
 )
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is required in CI")
-        pytest.skip(f"{name} is not installed")
-    return found
-
-
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-            *args,
-        ],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.mark.slow
@@ -68,7 +26,7 @@ def test_pre_commit_hook_fails_on_a_bad_reward_and_passes_on_the_fixed_one(tmp_p
     _tool("git")
     pre_commit = _tool("pre-commit")
     hook_source = tmp_path / "rewardkit-src"
-    shutil.copytree(PROJECT, hook_source, ignore=IGNORED)
+    copy_project(hook_source)
     assert (hook_source / ".pre-commit-hooks.yaml").is_file()
     _git("init", "-q", cwd=hook_source)
     _git("add", "-A", cwd=hook_source)

@@ -102,3 +102,39 @@ def test_crlf_positions() -> None:
     )
     [diagnostic] = check_source(source)
     assert (diagnostic.code, diagnostic.line, diagnostic.column) == ("RK102", 4, 6)
+
+
+def test_valid_python_is_never_a_syntax_error() -> None:
+    """Form feeds (page breaks) before a decorator, thousands of adjacent string literals, and
+    a line break that is a lone carriage return are all Python."""
+    form_feed = (
+        "from rewardkit import reward\n\x0c\n\x0c@reward\ndef f(final_respone):\n    return 1.0\n"
+    )
+    assert [(d.code, d.line) for d in check_source(form_feed)] == [("RK102", 4)]
+    strings = (
+        "from rewardkit import reward\n\nPROMPT = (\n"
+        + "".join(f"    'line {i} '\n" for i in range(5000))
+        + ")\n\n@reward\ndef f(final_response):\n    return float(PROMPT in final_response)\n"
+    )
+    assert check_source(strings) == []
+    carriage_returns = (
+        "import rewardkit\r\r@rewardkit.reward\rdef f(final_respone):\r    return 1.0\r"
+    )
+    [diagnostic] = check_source(carriage_returns)
+    assert (diagnostic.code, diagnostic.line, diagnostic.column) == ("RK102", 4, 6)
+    for source in (form_feed, strings, carriage_returns):
+        assert list(ModuleAnalyzer().analyze(source, "x.py").diagnostics) == check_source(source)
+
+
+def test_a_four_megabyte_module_is_checked_in_bounded_time_and_memory() -> None:
+    """The engine itself has no size limit (``rewardkit check`` applies ``max_file_size``):
+    a 4 MB module parses in one pass of CPython's parser."""
+    body = "".join(
+        f"\n\n@reward(name='r{i}')\ndef r{i}(final_response, answer):\n"
+        f"    if not final_response:\n        return {{'reward': 0.0, 'i': {i}}}\n"
+        f"    return {{'reward': float(final_response == answer), 'i': {i}}}\n"
+        for i in range(25_000)
+    )
+    source = "from rewardkit import reward\n" + body
+    assert len(source) > 4_000_000
+    assert check_source(source, "huge.py", CONFIG) == []

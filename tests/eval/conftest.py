@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from eval_helpers import ARTIFACTS, cli_command
+from eval_helpers import ARTIFACTS, cli_command, cli_env
 
 
 @pytest.fixture
@@ -16,9 +15,7 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run `rewardkit eval math ARGS` in a subprocess with stdout/stderr captured (not a TTY)."""
 
     def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        inherited = os.environ.get("PYTHONPATH")
-        path = [str(Path(__file__).parent), *([inherited] if inherited else [])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+        env = cli_env()
         return subprocess.run(
             cli_command(*args),
             capture_output=True,

@@ -4,6 +4,7 @@ a conftest.py, so `from conftest import ...` could find another folder's)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -21,15 +22,42 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any] | str]) -> Path:
     return path
 
 
+RESULTS_HEADER_KEY = "rewardkit_results"
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Parse every line of a JSONL file."""
-    return [
+    """Parse every line of a JSONL file; a results file's header line is left out."""
+    records = [
         json.loads(line)
         for line in Path(path).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
+    return [record for record in records if RESULTS_HEADER_KEY not in record]
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The header line of a results file."""
+    first = Path(path).read_text(encoding="utf-8").splitlines()[0]
+    header = json.loads(first)
+    assert RESULTS_HEADER_KEY in header, first
+    return header
 
 
 def cli_command(*args: str) -> list[str]:
     """The CLI as a subprocess command (`python -m rewardkit eval math ...`)."""
     return [sys.executable, "-m", "rewardkit", "eval", "math", *args]
+
+
+def cli_env() -> dict[str, str]:
+    """The environment of a CLI subprocess: this folder importable (test graders for
+    `--grader eval_test_graders:...`), the inherited PYTHONPATH kept after it."""
+    inherited = os.environ.get("PYTHONPATH")
+    path = [str(Path(__file__).parent), *([inherited] if inherited else [])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def decoded_report_data(page: str) -> str:
+    """The cases embedded (compressed) in an HTML report, as JSON text (to search it)."""
+    from rewardkit.evaluation.html_report import decode_data
+
+    return json.dumps(decode_data(page), ensure_ascii=False)

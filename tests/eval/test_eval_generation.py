@@ -10,10 +10,12 @@ from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from eval_helpers import read_jsonl, write_jsonl
+from eval_helpers import decoded_report_data, read_jsonl, write_jsonl
 
+from rewardkit.evaluation import AdapterError
 from rewardkit.evaluation.cli import main
 
 API_KEY = "sk-loopback-test"
@@ -73,17 +75,21 @@ class ChatHandler(BaseHTTPRequestHandler):
         )
 
     def do_POST(self) -> None:
-        if self.path != "/v1/chat/completions":
+        if urlsplit(self.path).path != "/v1/chat/completions":
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         question = request["messages"][-1]["content"]
         with self.server.lock:
             self.server.requests.append(
-                {"body": request, "auth": self.headers.get("Authorization")}
+                {"body": request, "auth": self.headers.get("Authorization"), "path": self.path}
             )
             self.server.attempts[question] += 1
             attempt = self.server.attempts[question]
+        if question.startswith("echo"):  # an endpoint whose errors echo the whole request
+            echoed = f"POST {self.path}\n{self.headers}"
+            self.send_json(401 if question == "echo401" else 500, {"error": {"message": echoed}})
+            return
         if self.headers.get("Authorization") != f"Bearer {API_KEY}":
             self.send_json(
                 401,
@@ -214,10 +220,15 @@ def test_generation_grades_answers_and_turns_endpoint_failures_into_adapter_erro
 
 
 def test_a_rejected_key_is_an_adapter_error_for_every_case_not_a_crash(
-    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    chat_server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
+    """Every case an ADAPTER_ERROR: the run completes, but nothing could be scored (exit 3)."""
     monkeypatch.setenv("LOOPBACK_KEY", "sk-wrong")
-    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY") == 0
+    assert generate(chat_server, tmp_path, "--api-key-env", "LOOPBACK_KEY") == 3
+    assert "nothing could be scored: all 9 cases are ADAPTER_ERROR or HARNESS_ERROR" in (
+        capsys.readouterr().err
+    )
+    assert json.loads((tmp_path / "report.json").read_text())["score"] is None
     records = read_jsonl(tmp_path / "out.jsonl")
     assert len(records) == 9
     assert {r["tag"] for r in records} == {"ADAPTER_ERROR"}
@@ -236,3 +247,68 @@ def test_resume_does_not_ask_the_model_again_for_done_cases(
     )
     assert sum(chat_server.attempts.values()) == before + 2  # only "flaky" (500, then ok)
     assert sorted(r["id"] for r in read_jsonl(tmp_path / "out.jsonl")) == ["flaky", "ok", "wrong"]
+
+
+SECRETS = ("sk-loopback-test", "hunter2", "QUERYSECRET", "Basic ", "Bearer sk")
+
+
+def test_credentials_never_reach_any_output(
+    chat_server: ChatServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """An endpoint whose error body echoes the request once put `Bearer sk-...` into the
+    results and the HTML report; a base URL's `user:secret@` and `?api-key=` were written
+    verbatim everywhere, and the query broke the request path."""
+    monkeypatch.setenv("LOOPBACK_KEY", API_KEY)
+    port = chat_server.server_address[1]
+    base_url = f"http://alice:hunter2@127.0.0.1:{port}/v1?api-key=QUERYSECRET"
+    rows = [
+        {"id": "ok", "question": "ok:7", "answer": "7"},
+        {"id": "echo401", "question": "echo401", "answer": "1"},
+        {"id": "echo500", "question": "echo500", "answer": "1"},
+    ]
+    data = write_jsonl(tmp_path / "problems.jsonl", rows)
+    outputs = [tmp_path / name for name in ("out.jsonl", "report.json", "report.html")]
+    status = main(
+        ["math", str(data), "--model", "openai:loopback-model", "--base-url", base_url,
+         "--api-key-env", "LOOPBACK_KEY", "--workers", "0", "--retries", "1",
+         "--retry-backoff", "0.01", "--output", str(outputs[0]), "--report", str(outputs[1]),
+         "--html", str(outputs[2])]
+    )  # fmt: skip
+    assert status == 0
+    assert {request["path"] for request in chat_server.requests} == {
+        "/v1/chat/completions?api-key=QUERYSECRET"  # the query kept, after the right path
+    }
+    assert {request["auth"] for request in chat_server.requests} == {f"Bearer {API_KEY}"}
+    records = {record["id"]: record for record in read_jsonl(outputs[0])}
+    assert records["ok"]["passed"]
+    for case_id in ("echo401", "echo500"):
+        error = records[case_id]["detail"]["error"]
+        assert "Authorization: Bearer [REDACTED]" in error
+        assert "api-key=[REDACTED]" in error
+    captured = capfd.readouterr()
+    html = outputs[2].read_text(encoding="utf-8")
+    texts = [output.read_text(encoding="utf-8") for output in outputs[:2]]
+    texts += [captured.out, captured.err, html, decoded_report_data(html)]
+    for text in texts:
+        for secret in SECRETS:
+            assert secret not in text, (secret, text[:400])
+    report = json.loads(outputs[1].read_text(encoding="utf-8"))
+    assert report["config"]["generation"]["base_url"] == (
+        f"http://[REDACTED]@127.0.0.1:{port}/v1?api-key=[REDACTED]"
+    )
+
+
+def test_url_credentials_are_sent_as_basic_authentication(chat_server: ChatServer) -> None:
+    from rewardkit.evaluation import ChatClient, ChatEndpoint
+
+    port = chat_server.server_address[1]
+    endpoint = ChatEndpoint(base_url=f"http://alice:hunter2@127.0.0.1:{port}/v1/", model="m")
+    with pytest.raises(AdapterError) as caught:  # the loopback server wants the Bearer key
+        ChatClient(endpoint).complete("ok:1")
+    assert chat_server.requests[-1]["auth"] == "Basic YWxpY2U6aHVudGVyMg=="  # alice:hunter2
+    assert chat_server.requests[-1]["path"] == "/v1/chat/completions"
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in repr(endpoint)

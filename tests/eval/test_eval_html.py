@@ -1,5 +1,6 @@
-"""The HTML report in a real headless Chromium (Debian's): cases shown, filter by tag, highlight,
-no network. Saves a screenshot to test-artifacts/."""
+"""The HTML report in a real headless Chromium (Debian's): cases shown by page, filter by tag,
+search, highlight, no network, 16,000 cases in a file of a few MB. Saves screenshots to
+test-artifacts/. (How fast it opens is measured by benchmarks/eval_html_report.py.)"""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from eval_helpers import cli_command, read_jsonl
+from eval_helpers import cli_command, read_jsonl, write_jsonl
 from headless_chromium import CHROMIUM, CHROMIUM_ARGS
+
+from rewardkit.evaluation import sample_path
+from rewardkit.evaluation.html_report import PAGE_SIZE, decode_data
 
 
 @pytest.fixture(scope="module")
@@ -36,29 +40,35 @@ def visible_outcomes(page) -> list[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`rewardkit eval math --html` on the shipped sample, run in a child process before the
-    browser starts (a fork after Playwright's driver started would hold its pipes open)."""
-    where = tmp_path_factory.mktemp("html")
+def open_report(browser, path: Path):
+    """A page showing the report once its data is decoded, and the URLs it requested."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+    return page, requested
+
+
+def cli_in(where: Path, *args: str) -> Path:
+    """Run `rewardkit eval math ARGS` in `where`, in a child process started before the browser
+    (a fork after Playwright's driver started would hold its pipes open)."""
     proc = subprocess.run(
-        cli_command(
-            "--workers",
-            "1",
-            "--html",
-            "report.html",
-            "--report",
-            "report.json",
-            "--output",
-            "out.jsonl",
-        ),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=where,
+        cli_command(*args), capture_output=True, text=True, timeout=600, cwd=where
     )
     assert proc.returncode == 0, proc.stderr
     return where
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`rewardkit eval math --html` on the shipped sample."""
+    where = tmp_path_factory.mktemp("html")
+    return cli_in(
+        where, "--workers", "1", "--html", "report.html", "--report", "report.json",
+        "--output", "out.jsonl",
+    )  # fmt: skip
 
 
 def test_html_report_table_filters_and_highlights(
@@ -69,10 +79,7 @@ def test_html_report_table_filters_and_highlights(
         r["id"]: r["detail"]["parsed_answer"] for r in read_jsonl(sample_report / "out.jsonl")
     }
     n, counts = summary["n"], summary["failure_counts"]
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    requested: list[str] = []
-    page.on("request", lambda request: requested.append(request.url))
-    page.goto((sample_report / "report.html").as_uri())
+    page, requested = open_report(browser, sample_report / "report.html")
 
     assert page.locator("#cases tbody tr").count() == n
     assert len(visible_outcomes(page)) == n
@@ -86,8 +93,10 @@ def test_html_report_table_filters_and_highlights(
     assert visible_outcomes(page) == ["HARNESS_ERROR"] * counts["HARNESS_ERROR"]
     page.click('#filters button[data-filter="ALL"]')
     page.fill("#search", "hedge")
+    page.press("#search", "Enter")
     assert set(visible_outcomes(page)) == {"WRONG_ANSWER"}
     page.fill("#search", "")
+    page.press("#search", "Enter")
 
     nested = page.locator('tr:has(td.id:text-is("nested-box")) mark.answer')
     assert nested.inner_text() == answers["nested-box"]
@@ -96,5 +105,63 @@ def test_html_report_table_filters_and_highlights(
 
     page.click('#filters button[data-filter="WRONG_ANSWER"]')
     page.screenshot(path=str(artifacts_dir / "eval-report.png"), full_page=False)
+    assert all(url.startswith("file://") for url in requested), requested
+    page.close()
+
+
+BIG = 16_000
+
+
+@pytest.fixture(scope="module")
+def big_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`rewardkit eval math --html` on 16,000 cases (the sample, copied with distinct ids)."""
+    where = tmp_path_factory.mktemp("big-html")
+    rows = [json.loads(line) for line in sample_path().read_text(encoding="utf-8").splitlines()]
+    copies = -(-BIG // len(rows))
+    cases = [{**row, "id": f"{row['id']}#{k}"} for k in range(copies) for row in rows][:BIG]
+    write_jsonl(where / "in.jsonl", cases)
+    return cli_in(
+        where, "in.jsonl", "--workers", "2", "--html", "report.html", "--report", "report.json"
+    )
+
+
+def test_a_16000_case_report_is_a_few_mb_and_renders_one_page_at_a_time(
+    big_report: Path, browser, artifacts_dir: Path
+) -> None:
+    """16,000 cases once made a 43 MB file of 16,000 rows. The cases are now compressed data
+    (decoded by the browser's DecompressionStream) and the table shows a page at a time."""
+    path = big_report / "report.html"
+    assert path.stat().st_size <= 8 * 2**20
+    report = json.loads((big_report / "report.json").read_text(encoding="utf-8"))
+    data = decode_data(path.read_text(encoding="utf-8"))
+    assert data["n"] == BIG
+    assert data["columns"]["id"][-1] == f"{read_jsonl(big_report / 'in.jsonl')[-1]['id']}"
+    page, requested = open_report(browser, path)
+
+    assert page.locator("#cases tbody tr").count() == PAGE_SIZE  # not 16,000 rows in the DOM
+    assert page.inner_text("#shown") == f"{BIG} of {BIG} cases shown"
+    pages = -(-BIG // PAGE_SIZE)
+    assert page.inner_text("#page") == f"page 1 of {pages} (cases 1-{PAGE_SIZE})"
+    page.click('#pages button[data-page="last"]')
+    assert (
+        page.inner_text("#page") == f"page {pages} of {pages} (cases {BIG - PAGE_SIZE + 1}-{BIG})"
+    )
+    assert (
+        page.locator("#cases tbody tr td.id")
+        .last.inner_text()
+        .startswith(data["columns"]["id"][-1])
+    )
+
+    no_answer = report["failure_counts"]["NO_ANSWER"]
+    page.click('#chart .bar[data-filter="NO_ANSWER"]')
+    assert page.inner_text("#shown") == f"{no_answer} of {BIG} cases shown"
+    assert set(visible_outcomes(page)) == {"NO_ANSWER"}
+    page.click('#filters button[data-filter="ALL"]')
+
+    page.fill("#search", "last-box-wins#213")
+    page.press("#search", "Enter")
+    assert page.inner_text("#shown") == f"1 of {BIG} cases shown"
+    assert page.locator("mark.answer").inner_text() == "6"  # the last box (of 8, then 6)
+    page.screenshot(path=str(artifacts_dir / "eval-report-16000.png"), full_page=False)
     assert all(url.startswith("file://") for url in requested), requested
     page.close()

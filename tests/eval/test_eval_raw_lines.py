@@ -140,7 +140,13 @@ def test_a_duplicate_id_is_the_later_line_whichever_chunk_finishes_first(
     ):
         run_math_eval(path, workers=2, chunk_size=2, grader=grade_or_crash, output=out)
     run = run_math_eval(
-        path, workers=2, chunk_size=2, grader=grade_or_crash, output=out, skip_bad=True
+        path,
+        workers=2,
+        chunk_size=2,
+        grader=grade_or_crash,
+        output=out,
+        skip_bad=True,
+        overwrite=True,
     )
     expected = [
         ("a", 1, "PASS"),
@@ -198,8 +204,9 @@ def test_resume_in_workers_skips_done_ids_and_still_checks_them_for_duplicates(
     assert sorted(r["id"] for r in read_jsonl(out)) == [f"c{i}" for i in range(8)]
     with open(path, "a", encoding="utf-8") as handle:  # a duplicate of a done id
         handle.write(json.dumps({"id": "c1", "response": "x", "gold": "1"}) + "\n")
+    # (the input grew: resuming it is forced, as the results file was written for the old one)
     with pytest.raises(EvalInputError, match=r"in\.jsonl:9: duplicate id 'c1' \(first on line 2\)"):
-        run_math_eval(path, workers=2, output=out, resume=True)
+        run_math_eval(path, workers=2, output=out, resume=True, force_resume=True)
 
 
 def test_a_worker_reads_exactly_its_span_of_the_file(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eval_helpers import cli_env
 from eval_test_graders import HANG, KILL, KILL_ONCE, grade_or_crash
 
 from rewardkit.evaluation import run_math_eval, sample_path
@@ -60,6 +61,87 @@ def test_a_case_that_overruns_its_budget_is_killed_and_the_rest_graded() -> None
     assert (stuck.outcome, stuck.reason) == ("WRONG_ANSWER", "timeout")
     assert "0.2 s budget" in stuck.detail["error"]
     assert all(by_id[f"ok{i}"].passed for i in range(6))
+
+
+def fresh_python(script: str) -> list[str]:
+    """Run `script` in a fresh interpreter (nothing loaded yet; the test graders importable);
+    return its stdout lines."""
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=cli_env(),
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed.stdout.strip().splitlines()
+
+
+COLD_WORKER = """
+import json, sys
+from rewardkit.evaluation import run_math_eval
+from rewardkit.evaluation.grading import SYMBOLIC_MODULE
+from eval_test_graders import grade_after_a_slow_load
+
+plain = [{"id": f"p{i}", "response": rf"so \\boxed{{{i}}}", "gold": str(i)} for i in range(40)]
+first = run_math_eval(plain, workers=2, timeout=0.1, chunk_size=4)
+loaded_after_plain = SYMBOLIC_MODULE in sys.modules
+rows = [{"id": f"c{i}", "response": rf"so \\boxed{{{i}}}", "gold": str(i)} for i in range(6)]
+run = run_math_eval(rows, workers=1, timeout=0.1, grader=grade_after_a_slow_load, chunk_size=3)
+print(json.dumps({
+    "plain": sorted({r.outcome for r in first.results}),
+    "loaded_after_plain": loaded_after_plain,
+    "slow": [[r.id, r.outcome, r.reason] for r in run.results],
+    "loaded_after_slow": SYMBOLIC_MODULE in sys.modules,
+}))
+"""
+
+
+def test_cold_workers_hand_cases_that_need_the_symbolic_grader_to_warm_ones() -> None:
+    """Workers are forked before the grader's symbolic part is loaded (~1-2 s), so the first
+    results stream out at once. A run that never needs it never loads it; the first case that
+    does stops its cold worker's task, the parent loads the part once, and the rest of the
+    task goes to workers forked from the warm parent: the load (2 s here) is never spent in a
+    case's budget (0.1 s: killed after 1.1 s), and is paid once, not once per worker."""
+    outcome = json.loads(fresh_python(COLD_WORKER)[-1])
+    assert outcome == {
+        "plain": ["PASS"],
+        "loaded_after_plain": False,
+        "slow": [[f"c{i}", "PASS", "exact"] for i in range(6)],
+        "loaded_after_slow": True,
+    }
+
+
+SWALLOWING = """
+import json
+from rewardkit.evaluation import run_math_eval
+from eval_test_graders import grade_swallowing_everything
+
+rows = [{"id": "poly", "response": r"so \\boxed{(x+1)^2}", "gold": "x^2+2x+1"},
+        {"id": "plain", "response": r"so \\boxed{3}", "gold": "3"}]
+for _cold_then_warm in range(2):
+    run = run_math_eval(rows, workers=1, grader=grade_swallowing_everything, chunk_size=2)
+    print(json.dumps([[r.id, r.outcome, r.reason] for r in run.results]))
+"""
+
+
+def test_a_grader_that_swallows_every_exception_cannot_misgrade_a_cold_workers_case() -> None:
+    """The cold worker's stop is an exception raised inside the grader's import: a grader with
+    a bare `except` would turn it into a verdict, so the worker also checks, after each case,
+    whether the stop happened."""
+    expected = [["poly", "PASS", "symbolic"], ["plain", "PASS", "exact"]]
+    assert [json.loads(line) for line in fresh_python(SWALLOWING)] == [expected, expected]
+
+
+def test_the_symbolic_module_name_is_the_one_the_grader_loads() -> None:
+    """Cold workers are stopped at this module's import: a rename in rewardkit.math must fail
+    here, not silently let every worker load the symbolic part on its own."""
+    script = (
+        "import sys; from rewardkit.evaluation.grading import SYMBOLIC_MODULE, warm_up; "
+        "before = SYMBOLIC_MODULE in sys.modules; warm_up(); "
+        "print(before, SYMBOLIC_MODULE in sys.modules)"
+    )
+    assert fresh_python(script)[-1].split() == ["False", "True"]
 
 
 COLD_IN_PROCESS = """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import venv
@@ -9,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from scratch_checkout import copy_project
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC_PACKAGES = [
@@ -24,14 +27,49 @@ PUBLIC_PACKAGES = [
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel pip builds from the checkout (build isolation, as a user's install does) and
+    the build's verbose output, where the build backend prints its warnings."""
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
+    source = copy_project(tmp_path_factory.mktemp("checkout") / "rewardkit")
+    # Byte-compiling off (as some CI images set) makes setuptools say so; that is not ours.
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(out), str(source)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
     )
+    log = build.stdout + build.stderr
+    assert build.returncode == 0, log
     (built,) = out.glob("rewardkit-*.whl")
-    return built
+    return built, log
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_build: tuple[Path, str]) -> Path:
+    return wheel_build[0]
+
+
+def test_the_wheel_builds_without_a_warning(wheel_build: tuple[Path, str]) -> None:
+    """E.g. setuptools' deprecation of `project.license` as a table: the build is warning-free."""
+    warnings = [
+        line.strip()
+        for line in wheel_build[1].splitlines()
+        if re.search(r"warn|deprecat", line, re.I)
+    ]
+    assert warnings == []
+
+
+def test_the_wheel_carries_the_license(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    (metadata,) = (n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    headers = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in headers
+    assert not any(h.startswith("License: ") for h in headers)  # the deprecated form
+    (license_file,) = (n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE"))
+    assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
 
 
 def test_wheel_holds_every_package_and_the_typing_marker(wheel: Path) -> None:
@@ -61,12 +99,17 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
     subprocess.run([str(python), "-c", imports], check=True, cwd=tmp_path)
     version = subprocess.run(
         [str(env_dir / "bin" / "rewardkit"), "--version"],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert version.stdout.startswith("rewardkit ")
     demo = subprocess.run(
         [str(env_dir / "bin" / "rewardkit"), "eval", "math", "--workers", "1"],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert demo.returncode == 0, demo.stderr
     assert "score" in demo.stdout.lower()

@@ -28,3 +28,22 @@ def test_ci_runs_the_readme_test_command() -> None:
     ]
     assert "export CI=true" in ci_lines
     assert ci_lines[-1] == setup_commands()[1]
+
+
+def test_the_readme_eval_table_is_what_the_shipped_sample_gives() -> None:
+    """The numbers the README quotes for `rewardkit eval math` on the sample: its size and the
+    table's cases per outcome."""
+    from rewardkit.evaluation import run_math_eval
+    from rewardkit.evaluation.runner import sample_path
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Evaluating a model on MATH", 1)[1].split("\n## ", 1)[0]
+    cases = len(sample_path().read_text(encoding="utf-8").splitlines())
+    assert f"it grades the {cases} responses shipped with rewardkit" in section
+    assert f"\n{cases} cases graded in " in section
+
+    table = dict(re.findall(r"^│ ([A-Z_]+) +│ +(\d+) │", section, flags=re.MULTILINE))
+    summary = run_math_eval(workers=0).summary
+    assert summary.n == cases
+    got = {outcome: str(count) for outcome, count in summary.failure_counts.items() if count}
+    assert table == {"PASS": str(summary.passed), **got}

@@ -50,19 +50,26 @@ def recording_client() -> LanguageClient:
     return client
 
 
-def push_capabilities(*, configuration: bool = True) -> types.ClientCapabilities:
-    """A client that is sent diagnostics (no pull), answers workspace/configuration, watches files."""
+def push_capabilities(
+    *, configuration: bool = True, watch_files: bool = True, hover_formats: list[str] | None = None
+) -> types.ClientCapabilities:
+    """A client that is sent diagnostics (no pull), answers workspace/configuration, watches files
+    (unless ``watch_files`` is False, as Neovim 0.7-0.9) and reads Markdown hovers (or ``hover_formats``)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             configuration=configuration,
             workspace_folders=True,
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                 dynamic_registration=True
-            ),
+            )
+            if watch_files
+            else None,
         ),
         text_document=types.TextDocumentClientCapabilities(
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
-            hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+            hover=types.HoverClientCapabilities(
+                content_format=[types.MarkupKind(kind) for kind in hover_formats or ["markdown"]]
+            ),
             code_action=types.CodeActionClientCapabilities(
                 code_action_literal_support=types.ClientCodeActionLiteralOptions(
                     code_action_kind=types.ClientCodeActionKindOptions(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -96,3 +97,49 @@ async def test_tcp_mode_serves_a_client(tmp_path: Path):
         if server.returncode is None:
             server.terminate()
         await server.wait()
+
+
+BLOCK_LSP_EXTRA = '''
+import sys
+
+
+class _NotInstalled:
+    """Behave as an install without the lsp extra: pygls and lsprotocol cannot be imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"pygls", "lsprotocol"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled())
+'''
+
+
+def test_without_the_lsp_extra_one_line_says_what_to_install(tmp_path: Path):
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_LSP_EXTRA, encoding="utf-8")
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    probe = subprocess.run(
+        [sys.executable, "-c", "import lsprotocol"], capture_output=True, text=True, env=environment
+    )
+    assert probe.returncode == 1
+    assert "ModuleNotFoundError" in probe.stderr
+    for command in (["-m", "rewardkit", "lsp"], ["-m", "rewardkit_lsp"]):
+        completed = subprocess.run(
+            [sys.executable, *command],
+            capture_output=True,
+            text=True,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert completed.returncode == 2, completed.stderr
+        assert completed.stdout == ""
+        assert completed.stderr == (
+            'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"\n'
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsp_harness import (
     change_document,
     initialize,
@@ -229,3 +230,71 @@ async def test_an_added_workspace_folder_gets_its_own_settings(
         ),
         "no diagnostics in the folder whose settings disable them",
     )
+
+
+async def test_a_client_without_file_watching_sees_a_changed_pyproject(
+    client: LanguageClient, tmp_path: Path
+):
+    """Neovim 0.7-0.9 declare no file watching: the server notices by modification time."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    await initialize(
+        client,
+        tmp_path,
+        options={"rewardkit": {"debounceMs": 0}},
+        capabilities=push_capabilities(watch_files=False),
+    )
+    uri = open_document(client, tmp_path / "qa.py", MODULE)
+    assert "RK101" not in _codes(await wait_for_version(client, uri, 1))
+    assert not client.registrations  # type: ignore[attr-defined]
+
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8")
+    seen = len(publishes(client, uri))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    await wait_until(
+        lambda: any("RK101" in _codes(p.diagnostics) for p in publishes(client, uri)[seen:]),
+        "RK101 after the pyproject changed and the document was saved",
+    )
+
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answr"]\n', encoding="utf-8")
+    change_document(client, uri, 2, MODULE + "\n")  # an edit notices it too
+    assert "RK101" not in _codes(await wait_for_version(client, uri, 2))
+
+
+@pytest.mark.parametrize("watch_files", [True, False], ids=["watch-event", "no-watching"])
+async def test_a_changed_dataset_counts_even_when_task_fields_are_also_declared(
+    client: LanguageClient, tmp_path: Path, watch_files: bool
+):
+    """With both ``task_fields`` and ``task_schema`` (every dataset key also declared), the
+    dataset file is still watched and re-read: on a watch event, or, for a client that declares
+    no file watching, at the next edit."""
+    schema = tmp_path / "train.jsonl"
+    schema.write_text('{"question": "q", "answr": "a"}\n', encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_fields = ["question", "answr"]\ntask_schema = "train.jsonl"\n',
+        encoding="utf-8",
+    )
+    await initialize(
+        client,
+        tmp_path,
+        options={"rewardkit": {"debounceMs": 0}},
+        capabilities=push_capabilities(watch_files=watch_files),
+    )
+    text = MODULE.replace("answr", "question, extra")
+    uri = open_document(client, tmp_path / "qa.py", text)
+    assert "RK101" in _codes(await wait_for_version(client, uri, 1))  # `extra` is no field yet
+
+    schema.write_text('{"question": "q", "answr": "a", "extra": 1}\n', encoding="utf-8")
+    if watch_files:
+        seen = len(publishes(client, uri))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=schema.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        assert "RK101" not in _codes(await _next_publish(client, uri, seen))
+    else:
+        change_document(client, uri, 2, text + "\n")
+        assert "RK101" not in _codes(await wait_for_version(client, uri, 2))

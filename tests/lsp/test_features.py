@@ -12,6 +12,7 @@ from lsp_harness import (
     edits_of,
     initialize,
     open_document,
+    push_capabilities,
     wait_for_version,
 )
 from lsprotocol import types
@@ -332,3 +333,87 @@ async def test_hover_stays_on_when_diagnostics_are_disabled(client: LanguageClie
     hover = await _hover_text(client, uri, 4, line.index("answr") + 1)
     assert hover is not None
     assert "nothing fills it" in hover
+
+
+MISSPELLED = """from rewardkit import reward
+
+
+@reward
+def qa(final_respone: str, answr: str) -> float:
+    return 1.0
+"""
+
+
+async def _hover_on(client: LanguageClient, uri: str, text: str, word: str) -> types.Hover:
+    line = next(i for i, line in enumerate(text.splitlines()) if word in line)
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=text.splitlines()[line].index(word) + 2),
+        )
+    )
+    assert result is not None, word
+    return result
+
+
+async def test_hover_on_a_misspelled_parameter_gives_the_diagnostics_did_you_mean(
+    client: LanguageClient, project: Path
+):
+    await initialize(client, project)
+    uri = open_document(client, project / "qa.py", MISSPELLED)
+    diagnostics = {str(d.code): d for d in await wait_for_version(client, uri, 1)}
+    for word, code, suggestion in (
+        ("final_respone", "RK102", "final_response"),
+        ("answr", "RK101", "answer"),
+    ):
+        hover = await _hover_on(client, uri, MISSPELLED, word)
+        assert isinstance(hover.contents, types.MarkupContent)
+        assert hover.contents.kind == types.MarkupKind.Markdown
+        text = hover.contents.value
+        assert f"did you mean `{suggestion}`?" in text
+        assert diagnostics[code].message in text  # the diagnostic's own words
+        assert diagnostics[code].data["suggestion"] == suggestion
+
+
+async def test_a_plaintext_only_client_gets_plain_text(client: LanguageClient, project: Path):
+    capabilities = push_capabilities(hover_formats=["plaintext"])
+    assert capabilities.text_document is not None
+    assert capabilities.text_document.completion is not None
+    capabilities.text_document.completion.completion_item = types.ClientCompletionItemOptions(
+        documentation_format=[types.MarkupKind.PlainText]
+    )
+    await initialize(client, project, capabilities=capabilities)
+    uri = open_document(client, project / "qa.py", MISSPELLED)
+    await wait_for_version(client, uri, 1)
+    for word in ("final_respone", "answr"):
+        hover = await _hover_on(client, uri, MISSPELLED, word)
+        assert isinstance(hover.contents, types.MarkupContent)
+        assert hover.contents.kind == types.MarkupKind.PlainText
+        assert "**" not in hover.contents.value
+        assert "`" not in hover.contents.value
+        assert "did you mean" in hover.contents.value
+
+    completions = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=4, character=MISSPELLED.splitlines()[4].index(")")),
+        )
+    )
+    assert isinstance(completions, types.CompletionList)
+    documentation = [item.documentation for item in completions.items]
+    assert documentation
+    for doc in documentation:
+        assert isinstance(doc, types.MarkupContent)
+        assert doc.kind == types.MarkupKind.PlainText
+        assert "`" not in doc.value
+
+
+async def test_a_client_preferring_plaintext_gets_plain_text(client: LanguageClient, project: Path):
+    await initialize(
+        client, project, capabilities=push_capabilities(hover_formats=["plaintext", "markdown"])
+    )
+    uri = open_document(client, project / "qa.py", MISSPELLED)
+    await wait_for_version(client, uri, 1)
+    hover = await _hover_on(client, uri, MISSPELLED, "answr")
+    assert isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.kind == types.MarkupKind.PlainText

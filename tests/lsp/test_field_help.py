@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewardkit_lsp.field_help import field_completions, hover_markdown, parameter_at
+from rewardkit_lsp.field_help import field_completions, hover_text, parameter_at
 
 from rewardkit.checks import CheckConfig, ModuleAnalyzer, TaskField
 
@@ -20,12 +20,10 @@ def test_env_of_an_env_cls_reward_is_explained_and_offered() -> None:
     line = SOURCE.splitlines()[4]
     found = parameter_at((reward,), 5, line.index("env"))
     assert found is not None
-    assert "an instance of the decorator's `env_cls`" in hover_markdown(*found, CONFIG)
+    assert "an instance of the decorator's `env_cls`" in hover_text(*found, CONFIG)
     answer = parameter_at((reward,), 5, line.index("answer"))
     assert answer is not None
-    assert "declared in the editor settings (rewardkit.taskFields)" in hover_markdown(
-        *answer, CONFIG
-    )
-    labels = [item.label for item in field_completions(reward, CONFIG, 5, line.index(" env"))]
+    assert "declared in the editor settings (rewardkit.taskFields)" in hover_text(*answer, CONFIG)
+    labels = [item["label"] for item in field_completions(reward, CONFIG, 5, line.index(" env"))]
     assert "env" not in labels  # already declared
     assert {"trajectory", "context", "id"} <= set(labels)

@@ -36,6 +36,34 @@ def _nvim() -> str:
     return nvim
 
 
+def _environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "nvim-home"
+    return {
+        **os.environ,
+        "REWARDKIT_PYTHON": sys.executable,
+        "REWARDKIT_ROOT": str(tmp_path),
+        **{
+            f"XDG_{kind}_HOME": str(home / kind.lower())
+            for kind in ("DATA", "STATE", "CACHE", "CONFIG")
+        },
+        **extra,
+    }
+
+
+def _run_neovim(nvim: str, sample: Path, env: dict[str, str]) -> list[str]:
+    completed = subprocess.run(
+        [nvim, "--headless", "--clean", "-n", "-c", f"luafile {SCRIPT}", str(sample)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=sample.parent,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}"
+    return completed.stdout.splitlines()
+
+
 def test_neovim_shows_the_servers_diagnostics_and_hover(tmp_path: Path):
     nvim = _nvim()
     (tmp_path / "pyproject.toml").write_text(
@@ -43,28 +71,10 @@ def test_neovim_shows_the_servers_diagnostics_and_hover(tmp_path: Path):
     )
     sample = tmp_path / "sample.py"
     sample.write_text(SAMPLE, encoding="utf-8")
-    home = tmp_path / "nvim-home"
-    env = {
-        **os.environ,
-        "REWARDKIT_PYTHON": sys.executable,
-        "REWARDKIT_ROOT": str(tmp_path),
-        "REWARDKIT_HOVER": "5:{}".format(SAMPLE.splitlines()[4].index("answer") + 2),
-        **{
-            f"XDG_{kind}_HOME": str(home / kind.lower())
-            for kind in ("DATA", "STATE", "CACHE", "CONFIG")
-        },
-    }
-    completed = subprocess.run(
-        [nvim, "--headless", "--clean", "-n", "-c", f"luafile {SCRIPT}", str(sample)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
+    env = _environment(
+        tmp_path, REWARDKIT_HOVER="5:{}".format(SAMPLE.splitlines()[4].index("answer") + 2)
     )
-    assert completed.returncode == 0, f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}"
-    lines = completed.stdout.splitlines()
+    lines = _run_neovim(nvim, sample, env)
     shown = sorted(line for line in lines if line.startswith("sample.py:"))
 
     expected = []
@@ -82,3 +92,21 @@ def test_neovim_shows_the_servers_diagnostics_and_hover(tmp_path: Path):
     assert hover, lines
     assert "answer" in hover[0]
     assert "pyproject.toml" in hover[0]
+
+
+def test_neovim_without_file_watching_sees_a_changed_pyproject_on_save(tmp_path: Path):
+    """Neovim 0.7 declares no file watching: a changed pyproject is noticed at the next save."""
+    nvim = _nvim()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answer"]\n', encoding="utf-8")
+    sample = tmp_path / "sample.py"
+    sample.write_text(SAMPLE, encoding="utf-8")
+    env = _environment(
+        tmp_path,
+        REWARDKIT_RECONFIGURE=f'{pyproject}=[tool.rewardkit]\\ntask_fields = ["question"]\\n',
+    )
+    lines = _run_neovim(nvim, sample, env)
+    before = [line for line in lines if line.startswith("sample.py:")]
+    after = [line for line in lines if line.startswith("AFTER ")]
+    assert not any("RK101" in line for line in before)
+    assert any("RK101" in line and "`answer`" in line for line in after), lines

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsp_engine_view import expected_shapes, published_shapes
-from lsp_harness import initialize, open_document, push_capabilities, wait_for_version, wait_until
+from lsp_harness import (
+    change_document,
+    initialize,
+    open_document,
+    push_capabilities,
+    wait_for_version,
+    wait_until,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -150,3 +157,20 @@ async def test_handler_errors_are_logged_and_the_server_keeps_serving(
 
     uri = open_document(client, project / "fine.py", EMOJI_MODULE)
     assert await wait_for_version(client, uri, 1)  # the server is alive and checking
+
+
+async def test_a_crash_of_the_analysis_process_is_survived(
+    faulty_client: LanguageClient, project: Path
+):
+    client = faulty_client
+    await initialize(client, project, options={"rewardkit": {"debounceMs": 0}})
+    crash_uri = open_document(client, project / "crash.py", GOOD_MODULE + "# CRASH\n")
+    await wait_until(
+        lambda: any("stopped the analysis process" in m.message for m in client.log_messages),
+        "the report of the crash",
+    )
+    uri = open_document(client, project / "fine.py", EMOJI_MODULE)
+    assert await wait_for_version(client, uri, 1)  # a new analysis process serves the others
+
+    change_document(client, crash_uri, 2, GOOD_MODULE)  # the crashing text is gone
+    assert await wait_for_version(client, crash_uri, 2) == []

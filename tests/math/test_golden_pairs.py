@@ -1,4 +1,5 @@
-"""Golden pairs from tests/math/pairs/*.toml: each pair labelled with the rule that must decide it."""
+"""Golden pairs from tests/math/pairs/*.toml: each pair labelled with the rule that must decide it,
+checked with the sandbox and in-process (``sandbox=False``)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ def _load_pairs() -> list[Any]:
 
 
 @pytest.mark.parametrize(("given_is", "pair"), _load_pairs())
-def test_pair(given_is: str, pair: dict[str, Any]) -> None:
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "in-process"])
+def test_pair(given_is: str, pair: dict[str, Any], sandbox: bool) -> None:
+    options = {"policy": pair["policy"], "sandbox": sandbox}
     if given_is == "response":
-        verdict = grade(pair["given"], pair["gold"], policy=pair["policy"], extract=pair.get("extract", "boxed"))
+        verdict = grade(pair["given"], pair["gold"], extract=pair.get("extract", "boxed"), **options)
     else:
-        verdict = compare_answers(pair["given"], pair["gold"], policy=pair["policy"])
+        verdict = compare_answers(pair["given"], pair["gold"], **options)
     assert (verdict.correct, verdict.reason) == (pair["equivalent"], pair["rule"]), dict(verdict.detail)
     if pair["equivalent"]:
         assert verdict.tag is None

@@ -6,7 +6,10 @@ time anything); here each input must come back as an ordinary verdict with the e
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
+from hostile_corpus import QUADRATIC_INPUTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,16 +23,7 @@ from rewardkit.math import (
 )
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Expression, parse_value
-
-# Inputs that made a stage re-scan the text once per nesting level or once per start position.
-QUADRATIC_INPUTS = {
-    "nested tuples": "(1," * 3000 + "1" + ")" * 3000,
-    "nested parens": "(" * 5000 + "1" + ")" * 5000,
-    "nested sets": "\\{" * 3000 + "1" + "\\}" * 3000,
-    "tildes": "~" * 9000 + "x",
-    "semicolons": " ;" * 4500 + "1",
-    "spaced commas": " \\, " * 2000 + "1",
-}
+from rewardkit.math.reward import MathHarnessError, math_reward
 
 
 @pytest.mark.parametrize("answer", QUADRATIC_INPUTS.values(), ids=QUADRATIC_INPUTS.keys())
@@ -135,3 +129,54 @@ def test_a_product_is_a_product_not_scientific_notation(left: int, right: int, o
     if left * right != left * 10**right:
         assert not is_equivalent(product, str(left * 10**right))
     assert is_equivalent(f"{left} {operator} 10^{{{right}}}", str(left * 10**right))
+
+
+# Issue 18, item 4: Python refuses to print ints of more than 4,300 digits; such a gold is bad, not a crash.
+@pytest.mark.parametrize("gold", [10**5000, -(10**5000), Fraction(10**5000, 3)], ids=["int", "negative", "fraction"])
+def test_a_gold_beyond_the_int_string_limit_is_a_bad_gold(gold: object) -> None:
+    verdict = grade(r"\boxed{1}", gold)  # type: ignore[arg-type]
+    assert (verdict.correct, verdict.tag, verdict.reason) == (False, FailureTag.HARNESS_ERROR, "bad_gold")
+    assert "digits" in verdict.detail["error"]
+    assert "pass it as a string" in verdict.detail["error"]
+    assert compare_answers("1", gold).reason == "bad_gold"  # type: ignore[arg-type]
+
+
+def test_math_reward_with_a_gold_beyond_the_int_string_limit() -> None:
+    with pytest.raises(MathHarnessError) as raised:  # a harness error is recorded, never a silent 0.0
+        math_reward(final_response=r"\boxed{1}", answer=10**5000)
+    assert (raised.value.verdict.tag, raised.value.verdict.reason) == (FailureTag.HARNESS_ERROR, "bad_gold")
+
+
+def test_an_answer_beyond_the_int_string_limit_is_a_wrong_answer() -> None:
+    verdict = compare_answers(10**5000, "1")  # type: ignore[arg-type]
+    assert (verdict.correct, verdict.tag, verdict.reason) == (False, FailureTag.WRONG_ANSWER, "guard")
+
+
+# Issue 17, item 15: the bad gold's message says once which gold, and why.
+@pytest.mark.parametrize(
+    ("gold", "message"),
+    [
+        ("4:30p..", "gold '4:30p..' cannot be parsed: the LaTeX parser stops at character 6 ('.') (normalized: '4:30p.')"),
+        ("\\frac{1}{0}", "gold '\\\\frac{1}{0}' is undefined (complex infinity: a division by zero, or a symbol read as a function)"),
+        ("__import__('os')", "gold \"__import__('os')\" is code, not mathematics"),
+        ("so \\boxed{\\frac{1}{2}", "gold 'so \\\\boxed{\\\\frac{1}{2}' has an unclosed \\boxed{...}: it is truncated"),
+        ("", "gold '' is empty"),
+    ],
+)
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "in-process"])
+def test_a_bad_gold_is_named_once_with_the_reason(gold: str, message: str, sandbox: bool) -> None:
+    verdict = grade("\\boxed{1}", gold, sandbox=sandbox)
+    assert (verdict.tag, verdict.reason) == (FailureTag.HARNESS_ERROR, "bad_gold")
+    assert verdict.detail["error"] == message
+    assert verdict.detail["error"].count(repr(gold)) == 1
+
+
+# Issue 18, item 19: redundant grouping is removed before any parsing, so it costs nothing and
+# decides nothing: {1} is 1, however deep (the guard's depth limit concerns real structure).
+@pytest.mark.parametrize("depth", [1, 12, 25, 60, 2000])
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "in-process"])
+def test_redundant_grouping_is_free(depth: int, sandbox: bool) -> None:
+    assert compare_answers("{" * depth + "1" + "}" * depth, "1", sandbox=sandbox).reason == "exact"
+    assert grade("\\boxed{" + "{" * depth + "1" + "}" * depth + "}", "1", sandbox=sandbox).correct
+    assert compare_answers("(" * depth + "x+1" + ")" * depth, "(x+1)", sandbox=sandbox).reason == "exact"
+    assert not compare_answers("{" * depth + "2" + "}" * depth, "1", sandbox=sandbox).correct

@@ -46,6 +46,12 @@ REWARDS_MODULE = textwrap.dedent(
         """A pair grader: equal after stripping spaces, with normalized forms and a rule."""
         a, b = given.strip(), gold.strip()
         return {"correct": a == b, "reason": "stripped-text", "detail": {"normalized_answer": a, "normalized_gold": b}}
+
+
+    def cased_text(given, gold, policy="case-sensitive"):
+        """A pair grader with policies of its own and a default one."""
+        equal = given.lower() == gold.lower() if policy == "case-insensitive" else given == gold
+        return {"correct": equal, "reason": policy}
     '''
 )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 PAIRS_AND_REWARDS = r"""
@@ -61,7 +63,7 @@ def test_outcomes_and_failure_report_of_a_pair(plug: pytest.Pytester) -> None:
             "*golden_mixed.toml:14 *wrong-label*",
             "golden pair 'wrong-label' failed at golden_mixed.toml:14",
             "  expected : equivalent",
-            "  verdict  : NOT equivalent (grader: plugrewards:same_text, policy: default)",
+            "  verdict  : NOT equivalent (grader: plugrewards:same_text)",
             "  rule     : stripped-text",
             "  given    : a",
             "    normalized: a",
@@ -300,11 +302,68 @@ grader = "bool_grader.exact"
     result.stdout.fnmatch_lines(
         [
             "golden pair 'reward-unboxed' failed at golden_graders.toml:7",
-            "  verdict  : NOT equivalent (grader: math_reward, policy: default)",
+            "  verdict  : NOT equivalent (grader: math_reward)",
             "  rule     : no_answer",
             "  tag      : NO_ANSWER",
         ]
     )
+
+
+def test_a_failed_pair_names_the_policy_it_was_graded_under(plug: pytest.Pytester) -> None:
+    """The policy in effect, not "default": the grader's own default when the pair names none;
+    no policy at all for a grader that has none."""
+    plug.makefile(
+        ".toml",
+        golden_policies=r"""
+[[pair]]
+id = "math-default"
+given = '0.3333'
+gold = '\frac13'
+
+[[pair]]
+id = "math-strict"
+given = '\frac{2}{4}'
+gold = '\frac12'
+policy = "strict"
+
+[[pair]]
+id = "function-default"
+given = 'X'
+gold = 'x'
+grader = "plugrewards:cased_text"
+
+[[pair]]
+id = "function-named"
+given = 'X'
+gold = 'y'
+grader = "plugrewards:cased_text"
+policy = "case-insensitive"
+
+[[pair]]
+id = "no-policies"
+given = 'a'
+gold = 'b'
+grader = "plugrewards:same_text"
+""",
+    )
+    result = plug.runpytest()
+    result.assert_outcomes(failed=5)
+    verdicts = [line for line in result.stdout.lines if line.startswith("  verdict  : ")]
+    assert verdicts == [
+        "  verdict  : NOT equivalent (grader: math, policy: lenient)",
+        "  verdict  : NOT equivalent (grader: math, policy: strict)",
+        "  verdict  : NOT equivalent (grader: plugrewards:cased_text, policy: case-sensitive)",
+        "  verdict  : NOT equivalent (grader: plugrewards:cased_text, policy: case-insensitive)",
+        "  verdict  : NOT equivalent (grader: plugrewards:same_text)",
+    ]
+
+
+def test_the_math_graders_default_policy_is_the_one_the_report_names() -> None:
+    from pytest_rewardkit.graders import DEFAULT_MATH_POLICY
+
+    from rewardkit.math import compare_answers
+
+    assert inspect.signature(compare_answers).parameters["policy"].default == DEFAULT_MATH_POLICY
 
 
 def test_a_policy_for_a_grader_without_policies_is_a_collection_error(

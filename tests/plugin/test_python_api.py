@@ -39,7 +39,7 @@ def test_golden_fixture_passes_and_fails_with_the_pair_report(plug: pytest.Pytes
         [
             "*golden check failed at test_golden_api.py:12",
             "*  expected : NOT equivalent",
-            "*  verdict  : equivalent (grader: plugrewards:same_text, policy: default)",
+            "*  verdict  : equivalent (grader: plugrewards:same_text)",
         ]
     )
 
@@ -92,7 +92,7 @@ note = "a rounded decimal is not a fraction"
         [
             "golden pair 'mislabelled' failed at golden_math.toml:12",
             "  expected : equivalent",
-            "  verdict  : NOT equivalent (grader: math, policy: default)",
+            "  verdict  : NOT equivalent (grader: math, policy: lenient)",
             "  rule     : *",
             "  tag      : WRONG_ANSWER",
             "  given    : 0.3333",

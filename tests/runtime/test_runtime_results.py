@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 import pickle
 from fractions import Fraction
@@ -17,6 +19,7 @@ from rewardkit import (
     RewardShapeError,
     RewardValueError,
     calculate_reward,
+    calculate_rewards,
     reward,
 )
 
@@ -115,9 +118,14 @@ def test_result_is_frozen_and_picklable() -> None:
     result = RewardResult(0.5, {"f1": 0.5})
     with pytest.raises(AttributeError):
         result.reward = 1.0  # type: ignore[misc]
+    with pytest.raises(TypeError, match="read-only"):
+        result["reward"] = math.nan  # type: ignore[index]
     assert pickle.loads(pickle.dumps(result)) == result
+    assert type(pickle.loads(pickle.dumps(result))) is RewardResult
+    assert type(copy.deepcopy(result)) is RewardResult
     assert result.as_dict() == {"reward": 0.5, "f1": 0.5}
-    assert result != (0.5, {"f1": 0.5})  # not equal to a plain tuple
+    assert type(result.as_dict()) is dict
+    assert result == {"reward": 0.5, "f1": 0.5}  # equal to the same flat dict, as AgentFly's result is
     assert repr(result) == "RewardResult(reward=0.5, extras={'f1': 0.5})"
 
 
@@ -164,9 +172,50 @@ def test_an_int_too_large_for_a_float_is_a_value_error_naming_the_reward() -> No
 
 def test_results_are_read_by_name_like_agentflys_result_dict() -> None:
     result = RewardResult.from_raw({"reward": 0.5, "f1": 0.25})
+    assert isinstance(result, dict)
     assert result["reward"] == 0.5
     assert result["f1"] == 0.25
-    assert result[0] == 0.5  # still a tuple by position
-    assert result[1] == {"f1": 0.25}
+    assert "reward" in result
+    assert "f1" in result
+    assert "em" not in result
+    assert result.get("em", 0.0) == 0.0
+    assert dict(result) == {"reward": 0.5, "f1": 0.25} == result
+    assert json.loads(json.dumps(result)) == {"reward": 0.5, "f1": 0.25}
+    assert list(result) == ["reward", "f1"]  # the reward first, then the extras in the order returned
     with pytest.raises(KeyError, match="em"):
         result["em"]
+
+
+def test_a_bad_shape_is_both_a_type_error_and_a_value_error() -> None:
+    # AgentFly's runtime raises ValueError for a bad return shape; code written for it catches ours too.
+    for bad in (None, {"score": 1.0}, "0.5"):
+        with pytest.raises(ValueError, match="reward 'r'"):
+            RewardResult.from_raw(bad, reward_name="r")
+        with pytest.raises(TypeError, match="reward 'r'"):
+            RewardResult.from_raw(bad, reward_name="r")
+
+
+def test_extras_cannot_hold_a_second_reward() -> None:
+    with pytest.raises(ValueError, match="cannot hold a 'reward' key"):
+        RewardResult(1.0, {"reward": 0.0})
+
+
+@pytest.mark.parametrize(
+    "huge",
+    [10**5000, -(10**5000), Fraction(10**5000, 3), {"reward": 10**5000}],
+    ids=["int", "negative", "fraction", "in-dict"],
+)
+def test_an_int_past_pythons_digit_limit_is_a_reward_value_error_naming_the_reward(huge: object) -> None:
+    # repr() of an int over 4,300 digits raises ValueError itself: the message must not need it.
+    with pytest.raises(RewardValueError, match=r"reward 'huge' returned .*too large for a float"):
+        RewardResult.from_raw(huge, reward_name="huge")
+
+
+async def test_a_reward_returning_a_5000_digit_int_is_recorded_as_reward_value_error() -> None:
+    @reward(name="huge", auto_register=False)
+    def huge(final_response: str) -> int:
+        return 10**5000
+
+    [result] = await calculate_rewards(huge, [{"final_response": "x"}], on_error="record")
+    assert result.reward == 0.0
+    assert result.extras["error"].startswith("RewardValueError: reward 'huge' returned an int of about 5000 digits")

@@ -81,17 +81,34 @@ cp "$RG" "$work/rg/rg"
 tar -czf "$cache_dir/ripgrep-$rg_release-$rg_target.tar.gz" -C "$work/rg" rg
 log "seeded $cache_dir with Debian's rg"
 
-# Install from the fetched tarball. Root needs unsafe-perm for the postinstall;
-# yes=true overrides a ~/.npmrc that says yes=false.
+# code-server's postinstall refuses to run as root unless npm_config_unsafe_perm=true is in its
+# environment, but npm 7+ has no such setting and warns 'Unknown env config "unsafe-perm"' when
+# it is given one. So npm itself does not get it: the shell npm runs install scripts with
+# (script-shell, a setting npm knows) sets it for the scripts alone.
+script_shell="$work/script-shell"
+cat > "$script_shell" <<'EOF'
+#!/bin/sh
+npm_config_unsafe_perm=true exec /bin/sh "$@"
+EOF
+chmod +x "$script_shell"
+
+# Install by name (npm pack above left the tarball in npm's cache: no second download), so that
+# allowScripts can approve, by name and version, the two install scripts code-server needs: its
+# postinstall and argon2's native build, which npm 11.19+ otherwise lists as unreviewed (a
+# warning, later an error). yes=true overrides a ~/.npmrc that says yes=false.
 log "installing code-server into $INSTALL_DIR (about a minute)"
-cp "$work/$tarball" "$INSTALL_DIR/"
 (
     cd "$INSTALL_DIR"
-    [[ -f package.json ]] || echo '{"name": "rewardkit-e2e-code-server", "private": true}' > package.json
-    npm_config_unsafe_perm=true npm_config_yes=true npm install --no-audit --no-fund \
-        --no-save "./$tarball" >&2
+    cat > package.json <<EOF
+{
+  "name": "rewardkit-e2e-code-server",
+  "private": true,
+  "allowScripts": { "code-server@$CODE_SERVER_VERSION": true, "argon2": true }
+}
+EOF
+    npm_config_script_shell="$script_shell" npm_config_yes=true \
+        npm install --no-audit --no-fund --no-save "code-server@$CODE_SERVER_VERSION" >&2
 )
-rm -f "$INSTALL_DIR/$tarball"
 [[ -x "$EXECUTABLE" ]] || die "npm install finished but $EXECUTABLE is missing"
 XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" "$EXECUTABLE" --version >&2 || die "the installed code-server does not run"
 touch "$MARKER"

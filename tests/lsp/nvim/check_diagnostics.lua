@@ -2,6 +2,9 @@
 -- Starts the server, attaches it to the current buffer, waits for diagnostics, prints them as
 -- "file:line:col: [source code] message" (col in bytes, as Neovim stores it), asks for hover on
 -- the line/col given by REWARDKIT_HOVER ("line:col", 1-based line, 0-based byte col), then quits.
+-- With REWARDKIT_RECONFIGURE ("path=content"), it then rewrites that file (a pyproject.toml),
+-- saves the buffer (Neovim 0.7 declares no file watching: only didSave tells the server) and
+-- prints the diagnostics again, prefixed "AFTER ", once an RK101 appears.
 -- Exit status: 0 when diagnostics arrived, 1 on timeout, 2 when the client could not start.
 local python = assert(os.getenv("REWARDKIT_PYTHON"), "REWARDKIT_PYTHON is not set")
 local root = assert(os.getenv("REWARDKIT_ROOT"), "REWARDKIT_ROOT is not set")
@@ -42,6 +45,28 @@ if hover_at then
       local value = response.result.contents.value or vim.inspect(response.result.contents)
       io.stdout:write("HOVER " .. value:gsub("\n", " ") .. "\n")
     end
+  end
+end
+
+local reconfigure = os.getenv("REWARDKIT_RECONFIGURE")
+if reconfigure then
+  local path, content = reconfigure:match("^(.-)=(.*)$")
+  local file = assert(io.open(path, "w"))
+  file:write((content:gsub("\\n", "\n")))
+  file:close()
+  vim.cmd("write")
+  local function has_rk101()
+    for _, d in ipairs(vim.diagnostic.get(0)) do
+      if d.code == "RK101" then return true end
+    end
+    return false
+  end
+  if not vim.wait(20000, has_rk101, 50) then
+    io.stderr:write("rewardkit: the changed configuration was not seen within 20 s\n")
+    vim.cmd("cquit 1")
+  end
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    io.stdout:write(string.format("AFTER %s:%d:%d: [%s %s] %s\n", name, d.lnum + 1, d.col, d.source, d.code, d.message))
   end
 end
 

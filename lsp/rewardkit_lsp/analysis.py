@@ -1,0 +1,429 @@
+"""The analysis side of the server: documents, the engine, configuration and the workspace's rewards.
+
+It runs in the analysis process (:mod:`rewardkit_lsp.worker`) and answers the protocol process's
+requests with LSP JSON: diagnostics to publish, hovers, completions, code actions. Each open
+document keeps one ``ModuleAnalyzer`` (the engine caches work per top-level definition), so an
+edit re-analyses only what it touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rewardkit.checks import (
+    CheckConfig,
+    ConfigError,
+    Diagnostic,
+    ModuleAnalysis,
+    ModuleAnalyzer,
+    suppression_fix,
+)
+from rewardkit.checks.engine import filter_diagnostics
+from rewardkit_lsp.convert import overlaps, span_range, to_code_action, to_lsp_diagnostic
+from rewardkit_lsp.field_help import (
+    PLAINTEXT,
+    field_completions,
+    hover_text,
+    parameter_at,
+    reward_with_parameter_list_at,
+)
+from rewardkit_lsp.positions import LineIndex
+from rewardkit_lsp.project_config import ProjectConfigs, with_editor_task_fields
+from rewardkit_lsp.settings import SECTION, ServerSettings
+from rewardkit_lsp.text_edit import Replacement
+from rewardkit_lsp.workspace_index import WorkspaceRewards, WorkspaceScan, included, normal_path
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+SYNTAX_ERROR_CODE = "RK900"
+
+Related = list[tuple[str, int | None, int, list[dict[str, Any]]]]
+"""Other open documents whose diagnostics changed: (uri, version, generation, diagnostics)."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the client declared, as the protocol process negotiated it."""
+
+    encoding: str = "utf-16"
+    hover_markup: str = PLAINTEXT
+    completion_markup: str = PLAINTEXT
+    show_document: bool = False
+    roots: tuple[str, ...] = ()
+    """Workspace folders (filesystem paths)."""
+
+
+@dataclass(frozen=True)
+class CheckedVersion:
+    """The engine's results for one version of a document, with its LSP diagnostics."""
+
+    version: int | None
+    text: str
+    generation: int
+    """The protocol process's configuration generation it was checked under."""
+    settings: ServerSettings
+    config: CheckConfig
+    analysis: ModuleAnalysis
+    index: LineIndex
+    diagnostics: tuple[Diagnostic, ...]
+    """The document's findings: the engine's, plus RK401 across the workspace's files."""
+    across_files: tuple[Diagnostic, ...]
+    lsp: list[dict[str, Any]]
+
+
+@dataclass
+class DocumentState:
+    """Analysis-side state of one open document."""
+
+    uri: str
+    path: str | None
+    language_id: str
+    analyzer: ModuleAnalyzer = field(default_factory=ModuleAnalyzer)
+    checked: CheckedVersion | None = None
+    last_parsed: CheckedVersion | None = None
+    """The latest version without a syntax error: hover and completion fall back to it for a
+    definition that does not parse right now (the engine still has the others' rewards)."""
+    skipped_reported: bool = False
+    workspace_path: str | None = None
+    """Its normalised path when it takes part in RK401 across files (a checked workspace file)."""
+    names: frozenset[str] = frozenset()
+    """Its reward names at the latest analysis (casefolded)."""
+    received: tuple[int | None, str] | None = None
+    """The latest version the protocol process sent, and its text (the base of the next edit)."""
+
+    @property
+    def is_python(self) -> bool:
+        """Python by the client's language id, or by the file name when the id is missing."""
+        if self.language_id:
+            return self.language_id == "python"
+        return (self.path or self.uri).endswith(PYTHON_SUFFIXES)
+
+
+class AnalysisService:
+    """Answers the protocol process; one instance per analysis process (not thread-safe)."""
+
+    def __init__(self, notify: Callable[[str, Any], None]) -> None:
+        self.notify = notify
+        """Sends an unsolicited message to the protocol process (``publish``, ``log``)."""
+        self.session = Session()
+        self.documents: dict[str, DocumentState] = {}
+        self.configs = ProjectConfigs()
+        self.workspace = WorkspaceRewards()
+        self.scan = WorkspaceScan(self.workspace, self.configs)
+        self._warned: set[str] = set()
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def handle(self, kind: str, payload: dict[str, Any]) -> Any:
+        """Answer one request of the protocol process."""
+        return getattr(self, f"on_{kind}")(**payload)
+
+    @property
+    def has_background_work(self) -> bool:
+        return self.scan.busy
+
+    def background_step(self) -> None:
+        """One file of the workspace scan; publishes the documents whose RK401 changed when done."""
+        self.scan.step()
+        if not self.scan.busy or len(self.scan.changed_names) > 200:
+            self.flush_workspace_changes()
+
+    def flush_workspace_changes(self) -> None:
+        names = frozenset(self.scan.changed_names)
+        self.scan.changed_names.clear()
+        if names:
+            related = self._related(None, names)
+            if related:
+                self.notify("publish", related)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def on_session(
+        self,
+        encoding: str,
+        hover_markup: str,
+        completion_markup: str,
+        show_document: bool,
+        roots: list[str],
+    ) -> None:
+        self.session = Session(
+            encoding, hover_markup, completion_markup, show_document, tuple(roots)
+        )
+        self.workspace.set_roots(roots)
+        for document in self.documents.values():  # folders came or went: display paths change
+            if document.workspace_path is not None:
+                self.workspace.set_live(document.workspace_path, None)
+            document.workspace_path = self._workspace_path(document)
+            document.checked = None  # re-derived at the next check (the server re-checks all)
+        self.scan.start(fresh=True)
+
+    def on_config_check(self) -> dict[str, Any]:
+        """Re-read the configuration if a file it came from changed (clients without watchers)."""
+        changed = self.configs.refresh()
+        return {"changed": changed}
+
+    def on_files_changed(self, paths: list[str]) -> dict[str, Any]:
+        """Watched files changed: configuration files drop the cache, Python files are re-read."""
+        config = self.configs.invalidate(paths)
+        python = [path for path in paths if path.endswith(PYTHON_SUFFIXES)]
+        if python:
+            self.scan.update(python)
+            self.flush_workspace_changes()
+        return {"config": config}
+
+    def on_rescan(self) -> None:
+        """Walk the workspace again in idle time (files may have changed outside the editor)."""
+        self.scan.start()
+
+    def on_analyze(
+        self,
+        uri: str,
+        path: str | None,
+        language_id: str,
+        version: int | None,
+        settings: ServerSettings,
+        generation: int,
+        text: str | None = None,
+        edit: tuple[int | None, Replacement] | None = None,
+    ) -> dict[str, Any]:
+        """Check one version, given in full (``text``) or as an ``edit`` of the version last sent."""
+        document = self.documents.get(uri)
+        if document is None:
+            document = self.documents[uri] = DocumentState(uri, path, language_id)
+            document.workspace_path = self._workspace_path(document)
+        if text is None:
+            base_version, replacement = edit  # type: ignore[misc]
+            if document.received is None or document.received[0] != base_version:
+                return {"stale": True}  # the protocol process sends the whole text instead
+            text = replacement.apply(document.received[1])
+        document.received = (version, text)
+        logs: list[str] = []
+        changed = self.configs.refresh()
+        if changed:
+            logs.append(f"configuration changed ({', '.join(sorted(changed))}): re-checking")
+        checked = document.checked
+        if (
+            changed
+            or checked is None
+            or (checked.version, checked.generation, checked.settings)
+            != (version, generation, settings)
+            or checked.text != text
+        ):
+            checked = self._check(document, version, text, settings, generation, logs)
+        related = self._update_workspace(document)
+        return {
+            "stale": False,
+            "version": version,
+            "generation": generation,
+            "diagnostics": checked.lsp,
+            "logs": logs,
+            "config_changed": bool(changed),
+            "related": related,
+        }
+
+    def on_close(self, uri: str) -> dict[str, Any]:
+        document = self.documents.pop(uri, None)
+        if document is None or document.workspace_path is None:
+            return {"related": []}
+        path = document.workspace_path
+        before = self._names(path)
+        self.workspace.set_live(path, None)
+        self.scan.update([path])  # the file on disk counts again
+        return {"related": self._related(None, before | self._names(path))}
+
+    def on_hover(self, uri: str, version: int | None, line: int, character: int) -> Any:
+        for checked in self._lookup(uri, version):
+            position = checked.index.from_client(line, character)
+            found = parameter_at(checked.analysis.rewards, position.line + 1, position.column)
+            if found is None:
+                continue
+            reward, parameter = found
+            return {
+                "contents": {
+                    "kind": self.session.hover_markup,
+                    "value": hover_text(
+                        reward,
+                        parameter,
+                        checked.config,
+                        checked.diagnostics,
+                        self.session.hover_markup,
+                    ),
+                },
+                "range": span_range(parameter.span, checked.index),
+            }
+        return None
+
+    def on_completion(self, uri: str, version: int | None, line: int, character: int) -> Any:
+        for checked in self._lookup(uri, version):
+            position = checked.index.from_client(line, character)
+            engine_line, column = position.line + 1, position.column
+            reward = reward_with_parameter_list_at(checked.analysis.rewards, engine_line, column)
+            if reward is None:
+                continue
+            items = field_completions(
+                reward, checked.config, engine_line, column, self.session.completion_markup
+            )
+            return {"isIncomplete": False, "items": items}
+        return None
+
+    def on_code_action(
+        self, uri: str, version: int | None, start: tuple[int, int], end: tuple[int, int]
+    ) -> list[dict[str, Any]] | None:
+        """Quick fixes of the diagnostics in the range: the engine's fixes, then a suppression comment."""
+        document = self.documents.get(uri)
+        checked = document.checked if document is not None else None
+        if checked is None or checked.version != version:
+            return None
+        first = checked.index.from_client(*start)
+        last = checked.index.from_client(*end)
+        select_in = checked.text if self.session.show_document else None
+        actions = []
+        for diagnostic, lsp_diagnostic in zip(checked.diagnostics, checked.lsp):
+            if not overlaps(
+                diagnostic.span, (first.line + 1, first.column), (last.line + 1, last.column)
+            ):
+                continue
+            fixes = [*diagnostic.fixes]
+            if diagnostic.code != SYNTAX_ERROR_CODE:
+                fixes.append(suppression_fix(diagnostic, checked.text))
+            actions += [
+                to_code_action(
+                    fix, lsp_diagnostic, uri, checked.version, checked.index, select_in=select_in
+                )
+                for fix in fixes
+            ]
+        return actions
+
+    # -- checking ---------------------------------------------------------------------------
+
+    def _workspace_path(self, document: DocumentState) -> str | None:
+        if not document.path or not document.is_python:
+            return None
+        path = normal_path(document.path)
+        if not self.workspace.roots:
+            return path  # a single file: RK401 across the open documents only
+        root = self.workspace.root_of(path)
+        if root is None or not included(path, root, self.configs):
+            return None
+        return path
+
+    def _config_for(self, document: DocumentState, settings: ServerSettings) -> CheckConfig:
+        directory = os.path.dirname(document.path) if document.path else self._root()
+        result = self.configs.for_directory(directory) if directory else CheckConfig()
+        if isinstance(result, ConfigError):
+            self._warn(f"{result}; checking with the default configuration")
+            result = CheckConfig()
+        return with_editor_task_fields(result, settings.task_fields)
+
+    def _root(self) -> str | None:
+        for root in self.session.roots:
+            if os.path.isdir(root):
+                return root
+        return None
+
+    def _warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self.notify("warn", message)
+
+    def _check(
+        self,
+        document: DocumentState,
+        version: int | None,
+        text: str,
+        settings: ServerSettings,
+        generation: int,
+        logs: list[str],
+    ) -> CheckedVersion:
+        """Run the engine on one version; skipped documents get no diagnostics, nor do any with
+        ``enable`` off (their rewards still serve hover, completion and RK401 of other files)."""
+        config = self._config_for(document, settings)
+        index = LineIndex(text, self.session.encoding)
+        too_big = len(text) > settings.max_file_size
+        if not document.is_python or too_big:
+            if too_big and not document.skipped_reported:
+                document.skipped_reported = True
+                logs.append(
+                    f"{document.uri} not checked: {len(text)} characters exceed "
+                    f"{SECTION}.maxFileSize = {settings.max_file_size}"
+                )
+            analysis = ModuleAnalysis(skipped=True)
+        else:
+            analysis = document.analyzer.analyze(text, document.path, config)
+        if document.workspace_path is not None:
+            self.workspace.set_live(document.workspace_path, analysis)
+        checked = self._with_findings(
+            CheckedVersion(
+                version, text, generation, settings, config, analysis, index, (), (), []
+            ),
+            document,
+        )
+        document.checked = checked
+        if analysis.syntax_error is None:
+            document.last_parsed = checked
+        return checked
+
+    def _with_findings(self, checked: CheckedVersion, document: DocumentState) -> CheckedVersion:
+        """``checked`` with its diagnostics: the engine's plus RK401 across files, as the CLI
+        merges them (filtered by the document's suppressions and configuration, then sorted)."""
+        if not checked.settings.enable:
+            return replace(checked, diagnostics=(), across_files=(), lsp=[])
+        across: list[Diagnostic] = []
+        if document.workspace_path is not None and checked.analysis.syntax_error is None:
+            across = self.workspace.cross_file(document.workspace_path)
+        diagnostics = list(checked.analysis.diagnostics)
+        if across:
+            diagnostics.extend(filter_diagnostics(across, checked.text, checked.config))
+            diagnostics.sort(key=Diagnostic.sort_key)
+        lsp = [to_lsp_diagnostic(d, checked.index) for d in diagnostics]
+        return replace(checked, diagnostics=tuple(diagnostics), across_files=tuple(across), lsp=lsp)
+
+    # -- the workspace's rewards ------------------------------------------------------------
+
+    def _names(self, path: str) -> frozenset[str]:
+        entry = self.workspace.entry(path)
+        return entry.names if entry is not None else frozenset()
+
+    def _update_workspace(self, document: DocumentState) -> Related:
+        """After ``document`` was analysed: the other open documents whose RK401 changed."""
+        path = document.workspace_path
+        if path is None:
+            return []
+        names, previous = self._names(path), document.names
+        document.names = names
+        if not self.workspace.sharing(path, previous):
+            return []  # no other file defines any of its names, before or after
+        return self._related(document.uri, names | previous)
+
+    def _related(self, changed_uri: str | None, names: frozenset[str]) -> Related:
+        """Re-derive RK401 of the open documents (other than ``changed_uri``) defining ``names``."""
+        related: Related = []
+        for uri, document in self.documents.items():
+            checked = document.checked
+            if uri == changed_uri or checked is None or document.workspace_path is None:
+                continue
+            if not self._names(document.workspace_path) & names:
+                continue
+            updated = self._with_findings(checked, document)
+            if updated.across_files == checked.across_files:
+                continue
+            document.checked = updated
+            related.append((uri, updated.version, updated.generation, updated.lsp))
+        return related
+
+    def _lookup(self, uri: str, version: int | None) -> list[CheckedVersion]:
+        """Where hover and completion look, in order: the results of ``version``, then, while it
+        has a syntax error, the latest version that parsed (for the definition being typed)."""
+        document = self.documents.get(uri)
+        if document is None or document.checked is None or document.checked.version != version:
+            return []
+        checked = document.checked
+        fallback = document.last_parsed
+        if checked.analysis.syntax_error is None or fallback is None:
+            return [checked]
+        return [checked, fallback]
+
+
+__all__ = ["AnalysisService", "CheckedVersion", "DocumentState", "Session"]

@@ -1,0 +1,263 @@
+"""Reward names across the workspace's files, for RK401 (duplicate reward names) as the CLI gives it.
+
+``rewardkit check .`` run at a workspace folder reports a reward name defined in two checked
+files at both definitions. The server does the same: open documents count with their live
+text, every other file with its text on disk. The files are those the CLI would check from the
+folder (the same walk: skipped directories, ``exclude``), read in the analysis process's idle
+time (:class:`WorkspaceScan`), one file at a time so edits never wait long. Display paths are
+relative to the folder, as the CLI prints them when run there, so messages are the CLI's bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardkit.checks import (
+    CheckConfig,
+    ConfigError,
+    Diagnostic,
+    ModuleAnalysis,
+    ModuleAnalyzer,
+    duplicate_reward_diagnostics,
+)
+from rewardkit.checks.command import decode_source
+from rewardkit.checks.command import is_excluded as is_excluded_by_config
+from rewardkit.checks.engine import may_define_rewards
+from rewardkit.checks.targets import SKIPPED_DIRECTORIES
+from rewardkit.checks.targets import walk as walk_python_files
+from rewardkit_lsp.project_config import ProjectConfigs, Signature, signature
+
+MAX_FILE_BYTES = 1_000_000
+"""Files on disk larger than this are not read for reward names (as documents over ``maxFileSize``)."""
+
+
+def normal_path(path: str) -> str:
+    """A path's canonical spelling, the key of every map here."""
+    return os.path.normcase(os.path.abspath(path))
+
+
+@dataclass(frozen=True)
+class FileRewards:
+    """The registered module-level rewards of one file, as RK401 across files sees them."""
+
+    display: str
+    analysis: ModuleAnalysis
+    names: frozenset[str]
+    """Casefolded registered names (the registry ignores case)."""
+
+
+def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
+    """What of ``analysis`` counts across files (nothing while it has a syntax error, as in the CLI)."""
+    if analysis.syntax_error is not None:
+        return FileRewards(display, ModuleAnalysis(), frozenset())
+    kept = tuple(r for r in analysis.rewards if r.registered and r.module_level and r.name)
+    names = frozenset(r.name.casefold() for r in kept if r.name)
+    return FileRewards(display, ModuleAnalysis(rewards=kept), names)
+
+
+class WorkspaceRewards:
+    """The workspace's rewards by file: live documents over files on disk."""
+
+    def __init__(self) -> None:
+        self.roots: tuple[str, ...] = ()
+        self._disk: dict[str, FileRewards] = {}
+        self._live: dict[str, FileRewards] = {}
+        self._paths_by_name: dict[str, set[str]] = {}
+
+    def set_roots(self, roots: Sequence[str]) -> None:
+        """The workspace folders (innermost first when nested)."""
+        self.roots = tuple(sorted({normal_path(r) for r in roots}, key=len, reverse=True))
+
+    def root_of(self, path: str) -> str | None:
+        """The workspace folder holding ``path`` (normalised), if any."""
+        for root in self.roots:
+            if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+                return root
+        return None
+
+    def display(self, path: str) -> str:
+        """How the CLI, run at the path's workspace folder, names the file."""
+        root = self.root_of(path)
+        if root is None:
+            return Path(path).as_posix()
+        return Path(os.path.relpath(path, root)).as_posix()
+
+    def entry(self, path: str) -> FileRewards | None:
+        """The file's rewards: its live document's, else those on disk."""
+        return self._live.get(path) or self._disk.get(path)
+
+    def _replace(self, table: dict[str, FileRewards], path: str, new: FileRewards | None) -> None:
+        before = self.entry(path)
+        if new is None:
+            table.pop(path, None)
+        else:
+            table[path] = new
+        after = self.entry(path)
+        old_names = before.names if before is not None else frozenset()
+        new_names = after.names if after is not None else frozenset()
+        for name in old_names - new_names:
+            paths = self._paths_by_name.get(name)
+            if paths is not None:
+                paths.discard(path)
+                if not paths:
+                    del self._paths_by_name[name]
+        for name in new_names - old_names:
+            self._paths_by_name.setdefault(name, set()).add(path)
+
+    def set_live(self, path: str, analysis: ModuleAnalysis | None) -> None:
+        """An open document's latest analysis (``None``: closed, the file on disk counts again)."""
+        self._replace(
+            self._live,
+            path,
+            None if analysis is None else file_rewards(self.display(path), analysis),
+        )
+
+    def set_disk(self, path: str, analysis: ModuleAnalysis | None) -> None:
+        """A file's rewards on disk (``None``: gone or unreadable)."""
+        self._replace(
+            self._disk,
+            path,
+            None if analysis is None else file_rewards(self.display(path), analysis),
+        )
+
+    def is_live(self, path: str) -> bool:
+        return path in self._live
+
+    def disk_paths(self) -> set[str]:
+        return set(self._disk)
+
+    def sharing(self, path: str, names: frozenset[str] = frozenset()) -> set[str]:
+        """Other files that define one of ``path``'s reward names (or of ``names``)."""
+        entry = self.entry(path)
+        wanted = (entry.names if entry is not None else frozenset()) | names
+        found: set[str] = set()
+        by_name = self._paths_by_name
+        for name in wanted:
+            paths = by_name.get(name)
+            if paths is not None and (len(paths) > 1 or path not in paths):
+                found |= paths
+        found.discard(path)
+        return found
+
+    def cross_file(self, path: str) -> list[Diagnostic]:
+        """RK401 of ``path`` against the other files, exactly as ``rewardkit check`` gives it."""
+        entry = self.entry(path)
+        others = self.sharing(path)
+        if entry is None or not others:
+            return []
+        files = [entry] + [e for other in others if (e := self.entry(other)) is not None]
+        files.sort(key=lambda e: e.display)  # the CLI checks (and lists) files in this order
+        found = duplicate_reward_diagnostics([(e.display, e.analysis) for e in files])
+        return found.get(entry.display, [])
+
+
+def _config(configs: ProjectConfigs, path: Path) -> CheckConfig:
+    result = configs.for_directory(str(path.parent))
+    return CheckConfig() if isinstance(result, ConfigError) else result
+
+
+def included(path: str, root: str, configs: ProjectConfigs) -> bool:
+    """Whether ``rewardkit check`` run at ``root`` would check ``path`` (a Python file under it)."""
+    relative = Path(os.path.relpath(path, root))
+    if relative.parts[:1] == ("..",) or not path.endswith((".py", ".pyi")):
+        return False
+    folders = relative.parts[:-1]
+    if any(p in SKIPPED_DIRECTORIES or p.endswith(".egg-info") for p in folders):
+        return False
+    return not is_excluded_by_config(path, _config(configs, Path(path)))
+
+
+def read_rewards(path: str, display: str, configs: ProjectConfigs) -> ModuleAnalysis | None:
+    """The rewards of a file on disk (``None`` when unreadable, undecodable or too large)."""
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as stream:
+            data = stream.read()
+        source = decode_source(data)
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+        return None
+    config = _config(configs, Path(path))
+    if not may_define_rewards(source, config):
+        return ModuleAnalysis(skipped=True)
+    return ModuleAnalyzer().analyze(source, display, config)
+
+
+class WorkspaceScan:
+    """Walks the workspace folders and reads each changed file's rewards, one file per step."""
+
+    def __init__(self, rewards: WorkspaceRewards, configs: ProjectConfigs) -> None:
+        self.rewards = rewards
+        self.configs = configs
+        self._seen: dict[str, Signature] = {}
+        self._steps: Iterator[set[str]] | None = None
+        self.changed_names: set[str] = set()
+        """Names whose definitions changed since the caller last cleared this."""
+
+    @property
+    def busy(self) -> bool:
+        return self._steps is not None
+
+    def start(self, *, fresh: bool = False) -> None:
+        """(Re)walk the folders: new, changed and deleted files are read in later steps
+        (``fresh``: every file, as when the folders changed and with them the display paths)."""
+        if fresh:
+            for path in self.rewards.disk_paths():
+                self.rewards.set_disk(path, None)
+            self._seen.clear()
+        self._steps = self._walk()
+
+    def step(self) -> None:
+        """Do one file's work (or finish)."""
+        if self._steps is None:
+            return
+        try:
+            self.changed_names |= next(self._steps)
+        except StopIteration:
+            self._steps = None
+
+    def update(self, paths: Sequence[str]) -> None:
+        """Files reported changed, created or deleted (watched-file events): re-read them now."""
+        for raw in paths:
+            path = normal_path(raw)
+            root = self.rewards.root_of(path)
+            if root is not None:
+                self.changed_names |= self._read(path, root)
+
+    def _read(self, path: str, root: str) -> set[str]:
+        now = signature(path)
+        before = self.rewards.entry(path)
+        old = before.names if before is not None else frozenset()
+        if now is None or not included(path, root, self.configs):
+            self._seen.pop(path, None)
+            self.rewards.set_disk(path, None)
+        elif self.rewards.is_live(path):
+            self._seen.pop(path, None)  # open: its live text counts; read from disk once closed
+        else:
+            self._seen[path] = now
+            analysis = read_rewards(path, self.rewards.display(path), self.configs)
+            self.rewards.set_disk(path, analysis)
+        after = self.rewards.entry(path)
+        if after == before:
+            return set()
+        return set(old | (after.names if after is not None else frozenset()))
+
+    def _walk(self) -> Iterator[set[str]]:
+        found: set[str] = set()
+        for root in self.rewards.roots:
+            for file in walk_python_files(root):
+                path = normal_path(str(file))
+                if self.rewards.root_of(path) != root or path in found:
+                    continue  # a nested folder's files belong to it
+                found.add(path)
+                if self._seen.get(path) == signature(path) and path in self._seen:
+                    continue
+                yield self._read(path, root)
+        for path in self.rewards.disk_paths() - found:  # deleted, or no longer checked
+            before = self.rewards.entry(path)
+            self._seen.pop(path, None)
+            self.rewards.set_disk(path, None)
+            yield set(before.names) if before is not None else set()

@@ -1,0 +1,433 @@
+"""The full ``rewardkit check`` command: options, configuration, reading, checking and reporting.
+
+:mod:`rewardkit.checks.cli` answers a run its cache holds without importing this module. Here
+every target is read once; a file whose bytes and configuration the per-file cache knows is not
+parsed again; the others are checked in parallel worker processes when there is enough work to
+pay for them (each parses and analyses its share; the results are the same as in one process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import io
+import os
+import sys
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rewardkit.checks import run_cache
+from rewardkit.checks.cli import CommandLine, run_key
+from rewardkit.checks.codes import RULE_CODES, unknown_code_prefixes
+from rewardkit.checks.config import CheckConfig, ConfigError, load_config, load_config_file
+from rewardkit.checks.engine import analyze_module, duplicate_reward_diagnostics, filter_diagnostics
+from rewardkit.checks.file_cache import FileCache
+from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
+from rewardkit.checks.output import FORMATS, FileResult, Summary, render
+from rewardkit.checks.rules import FileTooLarge, SyntaxErrorRule
+from rewardkit.checks.targets import find_targets
+
+UTF8_MAX_BYTES = 4
+"""The most bytes one character takes in UTF-8: a file of more than ``4 * max_file_size`` bytes
+is too large whatever it holds, and is not read."""
+PARALLEL_MIN_CHARACTERS = 400_000
+"""Below this much source to analyse, one process is faster than starting workers."""
+BATCHES_PER_WORKER = 4
+
+
+class UsageError(Exception):
+    """Bad command-line input (a missing path, an unknown code list): exit status 2."""
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of characters, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rewardkit check``."""
+    parser = argparse.ArgumentParser(
+        prog="rewardkit check",
+        description="Check reward modules statically: misspelled fields, bad return shapes, "
+        "missing awaits, duplicate names (see docs/checks.md for the rules).",
+    )
+    parser.add_argument(
+        "paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin"
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    parser.add_argument("--select", help="comma-separated code prefixes to report (e.g. RK1,RK201)")
+    parser.add_argument("--ignore", help="comma-separated code prefixes not to report")
+    parser.add_argument(
+        "--config", help="configuration file (a pyproject.toml or a TOML file of the same keys)"
+    )
+    parser.add_argument(
+        "--stdin-filename", help="the path of the code read from stdin (for messages and config)"
+    )
+    parser.add_argument(
+        "--max-file-size",
+        type=_positive,
+        metavar="CHARACTERS",
+        help="skip (with note RK902) files longer than this "
+        "(default: max_file_size in [tool.rewardkit], else 1000000)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="print the diagnostics only (no summary line)"
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the cache (.rewardkit_cache/, safe to delete)",
+    )
+    return parser
+
+
+def _codes(value: str | None, option: str) -> list[str] | None:
+    if value is None:
+        return None
+    codes = [code.strip().upper() for code in value.split(",") if code.strip()]
+    unknown = unknown_code_prefixes(codes)
+    if unknown:
+        raise UsageError(
+            f"{option}: no rule code starts with {', '.join(map(repr, unknown))} "
+            f"(codes: {', '.join(RULE_CODES)})"
+        )
+    return codes
+
+
+def is_excluded(path: str, config: CheckConfig) -> bool:
+    """Whether the configuration's `exclude` patterns leave ``path`` out (the CLI and the server's workspace scan)."""
+    if not config.exclude:
+        return False
+    root = config.root
+    candidates = [Path(path).as_posix()]
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            candidates.append(Path(path).resolve().relative_to(root.resolve()).as_posix())
+    for pattern in config.exclude:
+        for candidate in candidates:
+            if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(
+                candidate, pattern.rstrip("/") + "/*"
+            ):
+                return True
+            if any(fnmatch.fnmatch(part, pattern.rstrip("/")) for part in Path(candidate).parts):
+                return True
+    return False
+
+
+def decode_source(data: bytes) -> str:
+    """Decode a Python file as Python does (BOM, PEP 263 cookie, default UTF-8).
+
+    Raises ``UnicodeDecodeError`` or ``SyntaxError`` (unknown encoding) with the details.
+    """
+    head = data[:400].split(b"\n", 2)
+    if b"coding" in head[0] or (len(head) > 1 and b"coding" in head[1]):
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    else:  # no PEP 263 cookie in the first two lines: UTF-8, with or without a BOM
+        encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _undecodable(data: bytes, error: Exception) -> Diagnostic:
+    if isinstance(error, UnicodeDecodeError):
+        line = data[: error.start].count(b"\n") + 1
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        column = len(data[line_start : error.start].decode("utf-8", errors="replace"))
+        message = f"cannot decode the file as {error.encoding}: byte {data[error.start]:#04x} is invalid here"
+    else:
+        line, column = 1, 0
+        message = f"cannot decode the file: {error}"
+    return SyntaxErrorRule.diagnostic(
+        Span(line, column, line, column + 1), message, data={"error": message}
+    )
+
+
+def _too_large(size: str, config: CheckConfig) -> Diagnostic:
+    message = (
+        f"not checked: {size} exceed max_file_size = {config.max_file_size:,} characters "
+        "(raise it with max_file_size in [tool.rewardkit] or --max-file-size)"
+    )
+    return FileTooLarge.diagnostic(
+        Span(1, 0, 1, 0), message, data={"max_file_size": config.max_file_size}
+    )
+
+
+class _ConfigCache:
+    """One configuration per directory (the nearest pyproject), or the ``--config`` file for all."""
+
+    def __init__(
+        self,
+        config_file: str | None,
+        select: list[str] | None,
+        ignore: list[str] | None,
+        max_file_size: int | None,
+    ) -> None:
+        self._fixed = load_config_file(config_file) if config_file else None
+        self._select = select
+        self._ignore = ignore
+        self._max_file_size = max_file_size
+        self._by_directory: dict[str, CheckConfig] = {}
+
+    def for_path(self, path: str) -> CheckConfig:
+        if self._fixed is not None:
+            base = self._fixed
+        else:
+            directory = os.path.dirname(os.path.realpath(path))
+            cached = self._by_directory.get(directory)
+            if cached is None:
+                cached = load_config(directory)
+                self._by_directory[directory] = cached
+            base = cached
+        return base.with_overrides(
+            select=self._select, ignore=self._ignore, max_file_size=self._max_file_size
+        )
+
+
+@dataclass
+class Target:
+    """One file (or stdin) of a run, from its bytes to its analysis."""
+
+    display: str
+    path: str | None  # None: stdin
+    config: CheckConfig
+    digest: str | None = None
+    """The hash of its bytes, as the run cache computes it (``None`` for stdin)."""
+    source: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    """Diagnostics found before analysis (undecodable, too large)."""
+    analysis: ModuleAnalysis | None = None
+    cache_key: str | None = None
+
+
+def read_bytes(path: str) -> bytes:
+    """A file's bytes (a seam for tests: reading is where an I/O error shows)."""
+    with open(path, "rb") as stream:
+        return stream.read()
+
+
+def _read(target: Target, stdin: io.BufferedIOBase | None) -> None:
+    """Read and decode a target, unless it is certainly too large (then note RK902 instead)."""
+    limit = target.config.max_file_size * UTF8_MAX_BYTES
+    if target.path is None:
+        data = stdin.read(limit + 1) if stdin is not None else b""
+        if len(data) > limit:  # the rest is never read
+            target.diagnostics.append(_too_large(f"more than {limit:,} bytes", target.config))
+            return
+    else:
+        size = os.stat(target.path).st_size
+        if size > limit:
+            target.digest = run_cache.file_digest(target.path)
+            target.diagnostics.append(_too_large(f"{size:,} bytes", target.config))
+            return
+        data = read_bytes(target.path)
+        target.digest = run_cache.digest(data)
+    try:
+        source = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+        target.diagnostics.append(_undecodable(data, error))
+        return
+    if len(source) > target.config.max_file_size:
+        target.diagnostics.append(_too_large(f"{len(source):,} characters", target.config))
+        return
+    target.source = source
+
+
+# -- analysis, in this process or in forked workers ------------------------------------------
+
+_PENDING: list[Target] = []
+"""The targets the forked workers analyse (inherited, not pickled: configurations hold
+read-only mappings that do not pickle)."""
+
+
+def _analyse(target: Target) -> ModuleAnalysis | str:
+    try:
+        return analyze_module(target.source or "", target.display, target.config)
+    except Exception as error:  # never lose the other files' results
+        return f"internal error while checking {target.display}: {type(error).__name__}: {error}"
+
+
+def _analyse_batch(indices: Sequence[int]) -> list[tuple[int, ModuleAnalysis | str]]:
+    return [(index, _analyse(_PENDING[index])) for index in indices]
+
+
+def _workers(pending: Sequence[Target]) -> int:
+    """How many worker processes to analyse ``pending`` with (1: in this process)."""
+    if len(pending) < 2 or sum(len(t.source or "") for t in pending) < PARALLEL_MIN_CHARACTERS:
+        return 1
+    if not sys.platform.startswith("linux"):  # fork is the cheap start; elsewhere one process
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, len(pending)))
+
+
+def _batches(pending: Sequence[Target], count: int) -> list[list[int]]:
+    """Indices of ``pending`` in ``count`` groups of about the same amount of source."""
+    order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source or ""))
+    groups: list[list[int]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for index in order:  # largest first, each to the lightest group
+        lightest = sizes.index(min(sizes))
+        groups[lightest].append(index)
+        sizes[lightest] += len(pending[index].source or "")
+    return [group for group in groups if group]
+
+
+def analyse_targets(pending: list[Target]) -> list[str]:
+    """Fill each target's analysis (in parallel workers when worth it); internal errors returned."""
+    errors: list[str] = []
+    outcomes: dict[int, ModuleAnalysis | str] = {}
+    workers = _workers(pending)
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        from rewardkit.child_processes import die_with_parent
+
+        global _PENDING
+        _PENDING = pending
+        try:
+            with ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            ) as pool:
+                for batch in pool.map(
+                    _analyse_batch, _batches(pending, workers * BATCHES_PER_WORKER)
+                ):
+                    outcomes.update(batch)
+        except (BrokenProcessPool, OSError):
+            pass  # a worker died (out of memory?): what is left is analysed here
+        finally:
+            _PENDING = []
+    for index, target in enumerate(pending):
+        outcome = outcomes.get(index)
+        if outcome is None:
+            outcome = _analyse(target)
+        if isinstance(outcome, str):
+            errors.append(outcome)
+        else:
+            target.analysis = outcome
+    return errors
+
+
+def check_targets(
+    targets: Sequence[Target], file_cache: FileCache | None
+) -> tuple[list[FileResult], list[str], int]:
+    """Check every read target; cross-file RK401 added. Returns the results, internal-error
+    messages and how many rewards were found."""
+    pending = []
+    for target in targets:
+        if target.source is None:
+            continue
+        if file_cache is not None and target.digest is not None:
+            target.cache_key = file_cache.key(target.config, target.digest)
+            target.analysis = file_cache.load(target.cache_key)
+        if target.analysis is None:
+            pending.append(target)
+    errors = analyse_targets(pending)
+    if file_cache is not None:
+        for target in pending:
+            if target.analysis is not None and target.cache_key is not None:
+                file_cache.store(target.cache_key, target.analysis)
+        file_cache.close()
+    analysed = [t for t in targets if t.analysis is not None]
+    spanning = duplicate_reward_diagnostics(
+        [(t.display, t.analysis) for t in analysed if t.analysis is not None]
+    )
+    results = []
+    for target in targets:
+        diagnostics = filter_diagnostics(target.diagnostics, "", target.config)
+        if target.analysis is not None:
+            diagnostics.extend(target.analysis.diagnostics)
+            extra = spanning.get(target.display)
+            if extra:
+                diagnostics.extend(filter_diagnostics(extra, target.source or "", target.config))
+            diagnostics.sort(key=Diagnostic.sort_key)
+        results.append(FileResult(target.display, tuple(diagnostics)))
+    results.sort(key=lambda r: r.path)
+    rewards = sum(len(t.analysis.rewards) for t in analysed if t.analysis is not None)
+    return results, errors, rewards
+
+
+def run_command(argv: Sequence[str]) -> int:
+    """Run ``rewardkit check`` with ``argv`` (without the subcommand); return the exit status."""
+    parser = build_parser()
+    try:
+        arguments = parser.parse_intermixed_args(argv)
+    except SystemExit as exit_request:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exit_request.code or 0)
+    command = CommandLine(
+        arguments.paths,
+        arguments.format,
+        arguments.select,
+        arguments.ignore,
+        arguments.config,
+        arguments.max_file_size,
+        arguments.quiet,
+    )
+    errors: list[str] = []
+    try:
+        configs = _ConfigCache(
+            arguments.config,
+            _codes(arguments.select, "--select"),
+            _codes(arguments.ignore, "--ignore"),
+            arguments.max_file_size,
+        )
+        found, problems = find_targets(command.paths)
+        missing = [raw for raw, problem in problems if problem == "path does not exist"]
+        if missing:
+            raise UsageError(f"path does not exist: {missing[0]}")
+        errors += [f"cannot check {raw}: {problem}" for raw, problem in problems]
+        targets = [
+            Target(shown, path, config)
+            for shown, path in found
+            if not is_excluded(path, config := configs.for_path(path))
+        ]
+        if "-" in command.paths:
+            stdin_name = arguments.stdin_filename or "-"
+            config = configs.for_path(arguments.stdin_filename or "stdin.py")
+            targets = [t for t in targets if t.display != stdin_name]
+            targets.append(Target(stdin_name, None, config))
+    except (UsageError, ConfigError, OSError) as error:
+        print(f"rewardkit check: error: {error}", file=sys.stderr)
+        return 2
+    readable = []
+    for target in targets:
+        try:
+            _read(target, sys.stdin.buffer if target.path is None else None)
+        except OSError as error:  # never lose the other files' results
+            errors.append(f"cannot read {target.display}: {error.strerror or error}")
+            continue
+        readable.append(target)
+    use_cache = not arguments.no_cache and "-" not in command.paths
+    root = run_cache.cache_root() if use_cache else None
+    results, analysis_errors, rewards = check_targets(
+        readable, FileCache(root) if root is not None else None
+    )
+    errors += analysis_errors
+    summary = None if command.quiet or errors else Summary(len(readable), rewards)
+    output = render(results, command.output_format, summary)
+    sys.stdout.write(output)
+    for message in errors:
+        print(f"rewardkit check: {message}", file=sys.stderr)
+    if errors:
+        return 2
+    status = 1 if any(d.severity is Severity.ERROR for r in results for d in r.diagnostics) else 0
+    if root is not None:
+        checked = [(t.display, t.digest) for t in readable if t.digest is not None]
+        if len(checked) == len(readable):
+            schemas = {t.config.task_schema_path for t in readable if t.config.task_schema_path}
+            run_cache.store_run(root, run_key(command, found), status, output, checked, schemas)
+    return status

@@ -1,0 +1,331 @@
+"""Parameter rules (RK101-RK104): every parameter must be a field something fills, spelled right."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rewardkit.checks.discovery import RewardFacts
+from rewardkit.checks.fixes import rename_fix
+from rewardkit.checks.model import Diagnostic, Fix, RewardParameter, Severity
+from rewardkit.checks.rules.base import Invalid, Rule, Valid, reward_data
+from rewardkit.fields import PREDEFINED_FIELDS
+
+if TYPE_CHECKING:
+    from rewardkit.checks.config import CheckConfig
+
+
+NOT_MISSPELLINGS = frozenset({"content", "contents", "contexts", "trajectories", "identity"})
+"""Real words within one edit of a predefined field: never reported as its misspelling."""
+
+
+def edit_distance(first: str, second: str) -> int:
+    """Optimal string alignment distance (insertions, deletions, substitutions, adjacent swaps)."""
+    previous_previous: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, start=1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, start=1):
+            cost = 0 if a == b else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], previous_previous[j - 2] + 1)
+        previous_previous, previous = previous, current
+    return previous[-1]
+
+
+def misspelled_field(name: str, config: CheckConfig) -> str | None:
+    """The predefined (or injected) field ``name`` is a small misspelling of, if any."""
+    if name in config.field_names or name in NOT_MISSPELLINGS or len(name) < 4:
+        return None
+    return _closest_spelling(name, tuple(config.injected_fields))
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest_spelling(name: str, injected: tuple[str, ...]) -> str | None:
+    """The predefined or injected field one or two edits from ``name`` (memoised: the same
+    parameter names come back in every reward of a module)."""
+    best: tuple[int, str] | None = None
+    for candidate in (*PREDEFINED_FIELDS, *injected):
+        if len(candidate) < 4:
+            continue
+        limit = 1 if len(candidate) <= 7 else 2
+        if abs(len(candidate) - len(name)) > limit:
+            continue
+        distance = edit_distance(name, candidate)
+        if distance <= limit and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None
+
+
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "final_response": (
+        "response",
+        "completion",
+        "prediction",
+        "pred",
+        "output",
+        "model_output",
+        "generation",
+        "final_answer",
+        "solution_str",
+    ),
+    "trajectory": ("messages", "history", "conversation", "chat", "turns"),
+    "answer": ("ground_truth", "gold", "gold_answer", "reference", "target", "expected"),
+}
+"""What other frameworks call a field (verl's ``solution_str``/``ground_truth``, TRL's
+``completion``...): the did-you-mean of a parameter spelled nothing like it."""
+
+
+MODEL_OUTPUT_NAMES: dict[str, str] = {
+    "prediction": "AgentFly's older name for the model's answer",
+    "solution_str": "verl's name for the model's answer",
+}
+"""Names other frameworks give the model's output, which no dataset provides and nothing injects
+here: reported even when no task field is declared."""
+
+
+def closest_field(name: str, config: CheckConfig) -> str | None:
+    """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
+    known = config.field_names
+    matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    if matches:
+        return matches[0]
+    return next(
+        (field for field, aliases in FIELD_ALIASES.items() if name in aliases and field in known),
+        None,
+    )
+
+
+def _fillable(reward: RewardFacts) -> Iterator[RewardParameter]:
+    """Parameters a field could fill (no ``*args``/``**kwargs``, none the decorator itself fills)."""
+    own = dict(reward.definition.own_fields)
+    for parameter, _ in reward.parameters:
+        if parameter.kind not in ("var_positional", "var_keyword") and parameter.name not in own:
+            yield parameter
+
+
+def is_context_annotation(annotation: str | None) -> bool:
+    """Whether an annotation names `Context` (`Context`, `rewardkit.Context`, `"Context"`)."""
+    return (annotation or "").split(".")[-1].strip("'\"") == "Context"
+
+
+def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> str | None:
+    """The predefined field a parameter was meant to be (RK102): a near spelling, or ``context``
+    for any parameter annotated ``Context`` (fields are passed by name, never by type)."""
+    if is_context_annotation(parameter.annotation) and parameter.name not in config.field_names:
+        return "context"
+    return misspelled_field(parameter.name, config)
+
+
+def _unfilled(
+    rule: type[Rule], facts: RewardFacts, config: CheckConfig, *, with_default: bool
+) -> Iterator[Diagnostic]:
+    """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean.
+
+    Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`."""
+    only_model_outputs = not config.has_task_fields
+    known = config.field_names
+    for parameter in _fillable(facts):
+        name, span = parameter.name, parameter.span
+        if (
+            parameter.has_default != with_default
+            or name in known
+            or (only_model_outputs and name not in MODEL_OUTPUT_NAMES)
+            or _predefined_misspelling(parameter, config)
+        ):
+            continue
+        suggestion = closest_field(name, config)
+        if with_default:
+            message = f"no field fills `{name}`: it is always its default"
+        else:
+            message = f"`{name}` is not a field: no predefined, injected or task field fills it"
+        if name in MODEL_OUTPUT_NAMES:
+            message += f" (`{name}` is {MODEL_OUTPUT_NAMES[name]})"
+        fixes: list[Fix] = []
+        if suggestion:
+            message += f"; did you mean `{suggestion}`?"
+            fixes.append(rename_fix(facts, name, suggestion))
+        else:
+            message += " (if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
+        yield rule.diagnostic(
+            span,
+            message,
+            fixes=fixes,
+            data=reward_data(facts, parameter=name, suggestion=suggestion),
+        )
+
+
+class UnknownField(Rule):
+    """A parameter without a default that no field fills: the runtime raises ``MissingFieldError``
+    (or, where fields are filtered, the reward never runs). Reported when task fields are declared
+    (``task_fields`` or ``task_schema``); without them any name could be a task field, except
+    the names other frameworks give the model's output, which no dataset provides:
+    ``prediction`` (AgentFly's older name for ``final_response``) and ``solution_str`` (verl's)."""
+
+    code = "RK101"
+    severity = Severity.ERROR
+    summary = "unknown field: a parameter no predefined, injected or task field fills"
+    EXAMPLE_TASK_FIELDS = ("answer",)
+    VALID = (
+        "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
+        "    return float(final_response == answer)\n",
+        "from rewardkit import reward\n\n@reward\ndef exact(final_response, **extra):\n"
+        "    return float(final_response == extra.get('answer'))\n",
+        Valid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, gold):\n"
+            "    return float(final_response == gold)\n",
+            task_fields=(),
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, answr):\n"
+            "    return float(final_response == answr)\n",
+            4,
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, answer):\n"
+            "    return float(final_response == answer)\n",
+        ),
+        Invalid(
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(prediction, answer):\n    return float(prediction == answer)\n",
+            4,
+            "from agentfly.rewards import reward\n\n@reward(name='exact')\n"
+            "def exact(final_response, answer):\n    return float(final_response == answer)\n",
+            task_fields=(),
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        return _unfilled(type(self), facts, config, with_default=False)
+
+
+class MisspelledPredefinedField(Rule):
+    """A parameter one or two edits away from a predefined field (``final_respone``,
+    ``trajectroy``), or annotated ``Context`` under another name than ``context``: it receives
+    nothing (fields are passed by name). Reported whatever the configuration."""
+
+    code = "RK102"
+    severity = Severity.ERROR
+    summary = "misspelled predefined field (`final_respone`, `trajectroy`, `ctx: Context`)"
+    VALID = (
+        "from rewardkit import reward\n\n@reward\ndef length(final_response, trajectory):\n"
+        "    return len(trajectory) / 10\n",
+    )
+    INVALID = (
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef short(final_respone):\n"
+            "    return 1.0 if len(final_respone) < 100 else 0.0\n",
+            4,
+            "from rewardkit import reward\n\n@reward\ndef short(final_response):\n"
+            "    return 1.0 if len(final_response) < 100 else 0.0\n",
+        ),
+        Invalid(
+            "import rewardkit as rk\n\n@rk.reward(name='turns')\nasync def turns(trajectroy=None):\n"
+            "    return float(len(trajectroy or []))\n",
+            4,
+        ),
+        Invalid(
+            "from rewardkit import Context, reward\n\n@reward\n"
+            "async def judged(final_response, ctx: Context):\n"
+            "    judge = await ctx.acquire_resource('judge')\n"
+            "    return await judge.score(final_response)\n",
+            4,
+            "from rewardkit import Context, reward\n\n@reward\n"
+            "async def judged(final_response, context: Context):\n"
+            "    judge = await context.acquire_resource('judge')\n"
+            "    return await judge.score(final_response)\n",
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        for parameter in _fillable(facts):
+            name, span = parameter.name, parameter.span
+            suggestion = _predefined_misspelling(parameter, config)
+            if suggestion is None:
+                continue
+            if suggestion == "context" and is_context_annotation(parameter.annotation):
+                message = (
+                    f"`{name}` is annotated `Context`, but fields are passed by name: only a "
+                    "parameter called `context` receives it"
+                )
+            else:
+                message = (
+                    f"`{name}` looks like a misspelling of the predefined field `{suggestion}`; "
+                    "as spelled it receives nothing"
+                )
+            yield self.diagnostic(
+                span,
+                message,
+                fixes=[rename_fix(facts, name, suggestion)],
+                data=reward_data(facts, parameter=name, suggestion=suggestion),
+            )
+
+
+class PositionalOnlyParameter(Rule):
+    """Rewards are called with keywords only: positional-only parameters and ``*args`` never
+    receive a field."""
+
+    code = "RK103"
+    severity = Severity.ERROR
+    summary = "positional-only parameters or `*args`"
+    VALID = (
+        "from rewardkit import reward\n\n@reward\ndef exact(final_response, *, answer=''):\n"
+        "    return float(final_response == answer)\n",
+    )
+    INVALID = (
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response, /, answer):\n"
+            "    return float(final_response == answer)\n",
+            4,
+        ),
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef exact(final_response,\n"
+            "          *answers):\n    return float(final_response in answers)\n",
+            5,
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        for parameter, _ in facts.parameters:
+            if parameter.kind == "positional_only":
+                yield self.diagnostic(
+                    parameter.span,
+                    f"`{parameter.name}` is positional-only, but rewards are called with keywords "
+                    "only: it never receives a field",
+                    data=reward_data(facts, parameter=parameter.name),
+                )
+            elif parameter.kind == "var_positional":
+                yield self.diagnostic(
+                    parameter.span,
+                    f"`*{parameter.name}` never receives anything: rewards are called with keywords "
+                    "only (use `**kwargs` to accept extra fields)",
+                    data=reward_data(facts, parameter=parameter.name),
+                )
+
+
+class DefaultNeverFilled(Rule):
+    """A parameter with a default that no field can fill always gets its default: usually a
+    misnamed task field. Reported when task fields are declared, and for the model-output names
+    of other frameworks (``prediction=""``) whatever the configuration."""
+
+    code = "RK104"
+    severity = Severity.WARNING
+    summary = "a parameter with a default that no field can fill (it is always the default)"
+    EXAMPLE_TASK_FIELDS = ("answer", "max_length")
+    VALID = (
+        "from rewardkit import reward\n\n@reward\ndef short(final_response, max_length=100):\n"
+        "    return float(len(final_response) <= max_length)\n",
+    )
+    INVALID = (
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef short(final_response, max_len=100):\n"
+            "    return float(len(final_response) <= max_len)\n",
+            4,
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        return _unfilled(type(self), facts, config, with_default=True)

@@ -1,0 +1,40 @@
+"""Fixtures of the adapter tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adapter_testing import require_module
+
+HERE = Path(__file__).resolve().parent
+
+# The frameworks' tests build their models and tokenizers; nothing may come from the hub. Set
+# before transformers/huggingface_hub are first imported (they read it at import).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="package")
+def ray_session() -> Iterator[Any]:
+    """One local Ray instance for the adapter tests that need one (starting Ray takes seconds);
+    its workers import this directory's modules and inherit the test's import path."""
+    ray = require_module("ray", "the test extra installs ray; verl's remote reward manager runs on it")
+    temp_dir = tempfile.mkdtemp(prefix="rk-ray-")  # short: Ray's socket paths must fit in 107 bytes
+    ray.init(
+        num_cpus=1,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}},
+        _temp_dir=temp_dir,
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp_dir, ignore_errors=True)

@@ -1,0 +1,143 @@
+"""``to_trl`` inside TRL's real ``GRPOTrainer.train()`` (the ``frameworks`` extra), 2 steps on CPU.
+
+The model is a tiny Llama and the tokenizer a word-level one, both built here: nothing comes from
+the hub (``HF_HUB_OFFLINE=1``). Three adapters: a sync reward returning a dict with extras, an
+async reward, and a reward that fails on every sample with ``fallback=None``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adapter_testing import require_module
+from tiny_models import word_tokenizer
+
+from rewardkit import reward
+from rewardkit.adapters import AsyncTrlReward, TrlReward, to_trl
+
+PROMPTS = [
+    ("what is 6 times 7", "42"),
+    ("what is 2 plus 2", "4"),
+    ("what is 9 minus 1", "8"),
+    ("what is 3 times 3", "9"),
+]
+WORDS = {word for prompt, answer in PROMPTS for word in f"{prompt} {answer} the answer is".split()}
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+
+
+@reward(name="trl_contains_answer", auto_register=False)
+def contains_answer(final_response: str, answer: str) -> dict[str, Any]:
+    """1.0 when the completion contains the answer; extras ``found`` and ``words``."""
+    words = final_response.split()
+    return {"reward": float(answer in words), "found": answer in words, "words": len(words)}
+
+
+@reward(name="trl_short", auto_register=False)
+async def short(final_response: str) -> float:
+    """Async: 1.0 for completions of at most two words."""
+    await asyncio.sleep(0)
+    return float(len(final_response.split()) <= 2)
+
+
+@reward(name="trl_judge_down", auto_register=False)
+def judge_down(final_response: str, answer: str) -> float:
+    """Always fails, like a judge whose API is down."""
+    raise RuntimeError("judge API unreachable")
+
+
+def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> None:
+    trl = require_module("trl", "the frameworks extra installs TRL, whose GRPOTrainer is run here")
+    datasets = require_module("datasets", "TRL's trainer takes a datasets.Dataset")
+    transformers = require_module("transformers", "TRL's trainer trains a transformers model")
+
+    tokenizer = word_tokenizer(WORDS)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    transformers.set_seed(0)
+    model = transformers.LlamaForCausalLM(config)
+    dataset = datasets.Dataset.from_list([{"prompt": prompt, "answer": answer} for prompt, answer in PROMPTS])
+
+    dict_reward = to_trl(contains_answer)
+    async_reward = to_trl(short)
+    failing_reward = to_trl(judge_down, fallback=None)  # documented: a failed sample is "not applicable"
+    assert isinstance(dict_reward, TrlReward)
+    assert isinstance(async_reward, AsyncTrlReward)
+
+    logged: list[dict[str, Any]] = []
+
+    class KeepLogs(transformers.TrainerCallback):  # type: ignore[misc]
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+            logged.append(dict(logs or {}))
+
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=4,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        seed=0,
+        dataloader_num_workers=0,
+    )
+    trainer = trl.GRPOTrainer(
+        model=model,
+        reward_funcs=[dict_reward, async_reward, failing_reward],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[KeepLogs()],
+    )
+    trainer.train()
+
+    assert trainer.state.global_step == 2
+    steps = [entry for entry in logged if "rewards/trl_contains_answer/mean" in entry]
+    assert len(steps) == 2
+    for entry in steps:
+        # TRL's own per-function means, under the adapters' names.
+        assert 0.0 <= entry["rewards/trl_contains_answer/mean"] <= 1.0
+        assert 0.0 <= entry["rewards/trl_short/mean"] <= 1.0
+        assert entry["rewards/trl_judge_down/mean"] is None  # every sample "not applicable" (NaN)
+        # The adapters' log_metric: numeric extras and the failure rate.
+        assert 0.0 <= entry["trl_contains_answer/found"] <= 1.0
+        assert 0.0 <= entry["trl_contains_answer/words"] <= 4.0
+        assert entry["trl_contains_answer/failure_rate"] == 0.0
+        assert entry["trl_short/failure_rate"] == 0.0
+        assert entry["trl_judge_down/failure_rate"] == 1.0
+        assert math.isfinite(entry["reward"])
+
+    # The adapters' log_extra: completions-table columns, one value per completion.
+    completions = list(trainer._logs["completion"])
+    extra = {column: list(values) for column, values in trainer._logs["extra"].items()}
+    assert len(completions) == 4
+    assert len(extra["trl_contains_answer/found"]) == len(extra["trl_contains_answer/words"]) == 4
+    assert extra["trl_contains_answer/error"] == [None] * 4
+    assert extra["trl_contains_answer/words"] == [len(text.split()) for text in completions]
+    assert extra["trl_judge_down/error"] == ["RuntimeError: judge API unreachable"] * 4
+    assert all(math.isnan(value) for value in trainer._logs["rewards"]["trl_judge_down"])
+    assert (failing_reward.stats.calls, failing_reward.stats.failures) == (8, 8)
+    assert (dict_reward.stats.calls, dict_reward.stats.failures) == (8, 0)
+    assert async_reward.stats.calls == 8
+
