@@ -1,13 +1,18 @@
 """Robustness of rewardkit's math grader on real golds: each gold, boxed in a response, against itself.
 
-    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl [--variants] [--perturbed] [--hostile]
+    python benchmarks/grader_robustness.py --data ../shared/data/gold-answers.jsonl \
+        [--variants] [--perturbed] [--hostile] [--cold] [--huge] [--memory [N]]
 
 Prints the acceptance rate, p50/p99/max latency, the number of calls over the budget, and every
 rejected gold with the verdict's reason (the best source of real normalization cases).
 ``--perturbed`` grades each gold with one digit changed against the original (every acceptance
 is a potential false positive, listed); ``--hostile`` times adversarial inputs (power towers,
 huge factorials, deep nesting, a megabyte of text, patterns that make naive regexes quadratic)
-from the main thread, another thread and inside asyncio, against the budget.
+from the main thread, another thread and inside asyncio, against the budget. ``--huge`` times
+5 MB inputs (a response, a boxed answer, a text gold); ``--memory`` prints the process's RSS
+while N (default 100,000) unique long answers (19 KB, over the caches' key limit), N medium ones
+(2.5 KB) and N short ones stream through the grader: the caches are bounded by bytes, so RSS
+stays flat (the cached shapes grow to the bounds, then stop).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import statistics
@@ -29,19 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="JSONL with a gold field per line")
     parser.add_argument("--policy", default="lenient", choices=("lenient", "strict"))
     parser.add_argument("--budget", type=float, default=1.0, help="the per-call timeout, seconds")
+    parser.add_argument("--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)")
+    parser.add_argument("--perturbed", action="store_true", help="also grade golds with one digit changed")
+    parser.add_argument("--hostile", action="store_true", help="also time adversarial inputs against the budget")
+    parser.add_argument("--cold", action="store_true", help="also time first symbolic calls in fresh processes (no warm_up)")
+    parser.add_argument("--huge", action="store_true", help="also time 5 MB inputs")
     parser.add_argument(
-        "--variants", action="store_true", help="also grade re-rendered golds (dfrac, no $)"
-    )
-    parser.add_argument(
-        "--perturbed", action="store_true", help="also grade golds with one digit changed"
-    )
-    parser.add_argument(
-        "--hostile", action="store_true", help="also time adversarial inputs against the budget"
-    )
-    parser.add_argument(
-        "--cold",
-        action="store_true",
-        help="also time first symbolic calls in fresh processes (no warm_up)",
+        "--memory", type=int, nargs="?", const=100_000, default=0, help="also print RSS over N unique long and short answers"
     )
     args = parser.parse_args(argv)
 
@@ -78,9 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"latency p99  : {1000 * p99:.3f} ms")
     print(f"latency max  : {1000 * latencies[-1]:.3f} ms")
     cpu_p99 = cpu_times[min(len(cpu_times) - 1, int(0.99 * len(cpu_times)))]
-    print(
-        f"cpu p50/p99  : {1000 * statistics.median(cpu_times):.3f} / {1000 * cpu_p99:.3f} ms (this thread; wall time includes load from other processes)"
-    )
+    print(f"cpu p50/p99  : {1000 * statistics.median(cpu_times):.3f} / {1000 * cpu_p99:.3f} ms (this thread; wall time includes load from other processes)")
     print(f"over budget  : {over} (budget {args.budget:.2f} s)")
     print(f"rejected     : {len(rejected)}")
     for gold, verdict in rejected:
@@ -93,7 +91,61 @@ def main(argv: list[str] | None = None) -> int:
         _report_hostile(args)
     if args.cold:
         _report_cold_start(args)
+    if args.huge:
+        _report_huge(args)
+    if args.memory:
+        _report_memory(args.memory)
     return 0
+
+
+def _report_huge(args: argparse.Namespace) -> None:
+    """5 MB inputs, best of 3: refused unread (``MAX_RESPONSE_LENGTH``, ``MAX_GOLD_LENGTH``)."""
+    from rewardkit.math import grade
+
+    cases = {
+        '"1,"*2_500_000, extract="auto"': ("1," * 2_500_000, "1", "auto"),
+        "5 MB box": ("\\boxed{" + "1+" * 2_500_000 + "1}", "1", "boxed"),
+        "5 MB text gold": ("\\boxed{1}", "a b" * 1_700_000, "boxed"),
+    }
+    for name, (response, gold, extract) in cases.items():
+        best, verdict = float("inf"), None
+        for _ in range(3):
+            started = time.perf_counter()
+            verdict = grade(response, gold, extract=extract, timeout=args.budget)
+            best = min(best, time.perf_counter() - started)
+        assert verdict is not None
+        print(f"huge input   : {name:<32} {1000 * best:8.3f} ms  {verdict.reason} ({verdict.detail.get('error', '')})")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _report_memory(count: int) -> None:
+    """RSS while ``count`` unique answers of each shape are graded (in-process symbolic work off:
+    the caches under test are the grader's own)."""
+    from rewardkit.math import grade
+
+    long_body = "+".join(f"x_{{{k}}}" for k in range(2_200))  # 18.7 KB; the index makes each answer unique
+    medium_body = "+".join(f"x_{{{k}}}" for k in range(330))  # 2.5 KB: under the caches' key limit
+    shapes = {
+        "long (19 KB)": lambda i: f"\\boxed{{{i}+{long_body}}}",
+        "medium (2.5 KB, cached)": lambda i: f"\\boxed{{{i}+{medium_body}}}",
+        "short (~60 chars)": lambda i: f"\\boxed{{\\frac{{{i}}}{{7}}+{i % 13}, {i * 3}, \\{{{i}, {i + 1}\\}}}}",
+    }
+    for name, answer in shapes.items():
+        rows = []
+        started, rss_before = time.perf_counter(), _rss()
+        for index in range(count):
+            grade(answer(index), "5", sandbox=False)
+            if (index + 1) in (count // 10, count // 2, count):
+                rows.append(f"{index + 1:,}: {_rss() / 2**20:.0f} MB")
+        print(
+            f"memory       : {count:,} unique {name} answers, RSS {rss_before / 2**20:.0f} MB before; "
+            + ", ".join(rows) + f"  ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
 
 
 _COLD_START_SCRIPT = """
@@ -106,7 +158,7 @@ if sys.argv[1] == "after-fast-call":
 call = time.monotonic()
 verdict = compare_answers("(x+1)^2", "x^2+2x+1", timeout=float(sys.argv[3]))
 print(verdict.correct, verdict.reason, f"{time.monotonic() - call:.3f}")
-"""
+"""  # the first call waits for the workers (uncharged): its verdict is right, its latency is the start
 
 
 def _report_cold_start(args: argparse.Namespace, runs: int = 3) -> None:
@@ -118,27 +170,11 @@ def _report_cold_start(args: argparse.Namespace, runs: int = 3) -> None:
         outcomes = []
         for _ in range(runs):
             completed = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    _COLD_START_SCRIPT,
-                    scenario,
-                    str(head_start),
-                    str(args.budget),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
+                [sys.executable, "-c", _COLD_START_SCRIPT, scenario, str(head_start), str(args.budget)],
+                capture_output=True, text=True, timeout=120, check=False,
             )
-            outcomes.append(
-                completed.stdout.strip() or f"failed: {completed.stderr.strip()[-200:]}"
-            )
-        print(
-            f"cold start   : {scenario:<16} "
-            + " | ".join(outcomes)
-            + "  (correct, reason, seconds)"
-        )
+            outcomes.append(completed.stdout.strip() or f"failed: {completed.stderr.strip()[-200:]}")
+        print(f"cold start   : {scenario:<16} " + " | ".join(outcomes) + "  (correct, reason, seconds)")
 
 
 def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:
@@ -158,9 +194,7 @@ def _report_perturbed(golds: list[str], args: argparse.Namespace) -> None:
         verdict = compare_answers(perturbed, gold, policy=args.policy, timeout=args.budget)
         if verdict.correct:
             accepted.append((gold, perturbed, verdict.reason))
-    print(
-        f"perturbed    : {tried - len(accepted)}/{tried} rejected ({len(accepted)} accepted, each listed)"
-    )
+    print(f"perturbed    : {tried - len(accepted)}/{tried} rejected ({len(accepted)} accepted, each listed)")
     for gold, perturbed, reason in accepted:
         print(f"  {reason:>9}: {gold!r} <- {perturbed!r}")
 
@@ -210,9 +244,7 @@ def _report_hostile(args: argparse.Namespace) -> None:
     asyncio.run(in_event_loop())
     worst.sort(reverse=True)
     over = sum(latency > args.budget for latency, _, _ in worst)
-    print(
-        f"hostile      : {len(worst)} calls, max {1000 * worst[0][0]:.1f} ms, over budget: {over}"
-    )
+    print(f"hostile      : {len(worst)} calls, max {1000 * worst[0][0]:.1f} ms, over budget: {over}")
     for latency, name, gold in worst[:5]:
         print(f"  {1000 * latency:8.1f} ms  {name} vs {gold!r}")
 
@@ -222,9 +254,7 @@ def _variants(gold: str) -> dict[str, str]:
     return {
         "dfrac": gold.replace("\\frac", "\\dfrac"),
         "no-dollars": gold.replace("$", ""),
-        "left-right": gold.replace("(", "\\left(").replace(")", "\\right)")
-        if "\\left" not in gold
-        else gold,
+        "left-right": gold.replace("(", "\\left(").replace(")", "\\right)") if "\\left" not in gold else gold,
     }
 
 

@@ -232,7 +232,7 @@ def compare_answers(
 
     ``timeout`` is the answer's budget: CPU seconds of symbolic work, counted in the worker, so
     the verdict does not depend on the machine's load. ``wall_ceiling`` bounds the wall time of
-    each attempt at the symbolic work (default ``max(10 * timeout, 10)`` seconds); past it the
+    each attempt at the symbolic work (default ``max(10 * timeout, 30)`` seconds); past it the
     verdict is ``overloaded`` (``HARNESS_ERROR``). ``sandbox=False`` runs symbolic work in this
     process, unbounded: the caller then owns the budget.
     """

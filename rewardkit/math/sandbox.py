@@ -5,7 +5,7 @@ inside asyncio). A comparison that needs sympy is a task for a worker process, w
 task's own CPU time against the answer's budget (``timeout``, CPU seconds): a busy machine makes
 the task slower, never more expensive, so the verdict does not depend on the load. The parent
 keeps a wall-clock ceiling for a worker that is starved or hung (its own option, by default ten
-times the budget and at least 10 s): past it the worker is killed and replaced, and the outcome
+times the budget and at least 30 s): past it the worker is killed and replaced, and the outcome
 is ``overloaded`` (our side's failure, ``HARNESS_ERROR``), never a wrong answer. So are a worker
 that died and workers that could not start within the ceiling; each such attempt is retried once.
 
@@ -41,11 +41,14 @@ from rewardkit.math.comparison import Outcome
 DEFAULT_WORKERS = 2
 #: How long ``warm_up()`` (or a test) may wait for the workers to start.
 STARTUP_TIMEOUT = 120.0
+#: A comparison waits for starting workers up to ``max(wall_ceiling, STARTUP_CEILING)``: the start
+#: costs about a second of CPU (importing sympy), once, whatever the answer's budget.
+STARTUP_CEILING = 60.0
 #: Extra address space each worker may use on top of the fork server's size.
 DEFAULT_MEMORY_HEADROOM = 2 * 1024**3
 #: The default wall-clock ceiling: this many times the CPU budget, and at least ``MINIMUM_WALL_CEILING``.
 CEILING_FACTOR = 10.0
-MINIMUM_WALL_CEILING = 10.0
+MINIMUM_WALL_CEILING = 30.0
 #: How long the parent waits for a control reply from the fork server outside of a start.
 _CONTROL_TIMEOUT = 30.0
 #: The server warms up once the first task is done and the workers are idle, or after this long.
@@ -58,7 +61,7 @@ _BOOT = (
 
 
 def default_wall_ceiling(cpu_budget: float) -> float:
-    """The wall-clock ceiling used when none is given: ``max(10 * cpu_budget, 10 s)``."""
+    """The wall-clock ceiling used when none is given: ``max(10 * cpu_budget, 30 s)``."""
     return max(CEILING_FACTOR * cpu_budget, MINIMUM_WALL_CEILING)
 
 
@@ -74,8 +77,17 @@ class SandboxUnavailable(RuntimeError):
     """The symbolic workers cannot be started here (no Python executable, sympy missing, closed)."""
 
 
-class SandboxClosed(SandboxUnavailable):
-    """The sandbox was closed (interpreter exit): no new workers are started."""
+def _cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) process ``pid`` has used, where ``/proc`` tells (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def overloaded(error: str) -> Outcome:
@@ -160,9 +172,15 @@ class SymbolicSandbox:
     (the sandbox cannot run here, or the task raised).
     """
 
-    def __init__(self, workers: int = DEFAULT_WORKERS, memory_headroom: int = DEFAULT_MEMORY_HEADROOM) -> None:
+    def __init__(
+        self,
+        workers: int = DEFAULT_WORKERS,
+        memory_headroom: int = DEFAULT_MEMORY_HEADROOM,
+        startup_ceiling: float = STARTUP_CEILING,
+    ) -> None:
         self._size = workers
         self._memory_headroom = memory_headroom
+        self._startup_ceiling = startup_ceiling
         self._setup()
         _SANDBOXES.add(self)
 
@@ -178,6 +196,7 @@ class SymbolicSandbox:
         self._error = ""
         self._tasks_done = 0
         self._warm_requested = False
+        self._warm_asked = False  # the fork server was asked to warm up (it does so between requests)
         self._closed = False
         self._pid = os.getpid()
 
@@ -215,13 +234,19 @@ class SymbolicSandbox:
                     self._condition.notify_all()
 
     def _maintain(self) -> None:
-        """Bring the fork server up, fork workers up to the pool size, then warm the server."""
+        """Bring the fork server up, fork workers up to the pool size, then warm the server. A server
+        that stops answering is replaced (twice at most here); one that cannot start is reported."""
+        replaced = 0
         while not self._closed:
             server_handle = self._server
             if server_handle is None or not server_handle.alive:
                 if server_handle is not None:
                     server_handle.close()
+                    replaced += 1
+                    if replaced > 2:
+                        raise SandboxUnavailable("the symbolic fork server keeps dying")
                 self._server_warm.clear()
+                self._warm_asked = False
                 server_handle = self._spawn_server()
                 with self._condition:
                     if self._closed:
@@ -237,19 +262,23 @@ class SymbolicSandbox:
             with self._condition:
                 missing = self._size - self._count
             if missing > 0:
-                worker = self._fork_worker(server_handle)
+                try:
+                    worker = self._fork_worker(server_handle)
+                except SandboxUnavailable:
+                    continue  # the server broke (it was killed): start a new one
                 with self._condition:
                     self._count += 1
                     self._idle.append(worker)
                     self._condition.notify_all()
                 continue
-            if not self._server_warm.is_set():
+            if not self._warm_asked:
                 with self._condition:  # warming takes a second of CPU: not while the first tasks run
                     self._condition.wait_for(self._quiet_or_needed, timeout=_WARM_DELAY_SECONDS)
                     if self._count < self._size:
                         continue  # a worker to replace first
-                server_handle.request(server.WARM, timeout=STARTUP_TIMEOUT)
-                self._server_warm.set()
+                with contextlib.suppress(SandboxUnavailable):  # a broken server is replaced above
+                    self._ask_warm(server_handle)
+                self._warm_asked = True
                 continue
             return
 
@@ -288,6 +317,13 @@ class SymbolicSandbox:
             raise SandboxUnavailable(f"the symbolic fork server sent {kind!r} instead of ready")
         return handle
 
+    def _ask_warm(self, server_handle: _ForkServerHandle) -> bool:
+        """Have the server warm up (in steps, between requests); whether it is warm already."""
+        _, _, warm = server_handle.request(server.WARM)
+        if warm:
+            self._server_warm.set()
+        return bool(warm)
+
     def _fork_worker(self, server_handle: _ForkServerHandle) -> _Worker:
         ours, theirs = socket.socketpair()
         try:
@@ -297,6 +333,8 @@ class SymbolicSandbox:
             raise
         finally:
             theirs.close()
+        if warm:
+            self._server_warm.set()
         return _Worker(pid, Connection(ours.detach()), bool(warm), server_handle)
 
     # -- callers ------------------------------------------------------------------------------
@@ -307,11 +345,14 @@ class SymbolicSandbox:
         server_handle = self._server
         return self._count >= self._size and server_handle is not None and server_handle.alive
 
-    def _acquire(self, deadline: float) -> _Worker | Outcome | None:
-        """An idle worker; ``None`` when none was free by ``deadline``; an Outcome when none can start."""
+    def _acquire(self, ceiling: float) -> _Worker | Outcome | None:
+        """An idle worker; ``None`` when none was free within the ceiling (the startup ceiling while
+        the workers start); an Outcome when none can start."""
         self._check_fork()
+        waiting_since = time.monotonic()
         with self._condition:
             failures = self._failures
+            was_starting = True
             while True:
                 if self._closed:
                     return Outcome(False, "crash", "sandbox unavailable: it was closed")
@@ -320,9 +361,13 @@ class SymbolicSandbox:
                 if self._failures != failures:
                     return Outcome(False, "crash", f"sandbox unavailable: {self._error}")
                 server_handle = self._server
-                if self._count < self._size or server_handle is None or not server_handle.alive:
+                starting = server_handle is None or not server_handle.alive or self._count == 0
+                if self._count < self._size or starting:
                     self._wake_keeper()
-                remaining = deadline - time.monotonic()
+                if was_starting and not starting:  # up now: waiting for a free worker starts here
+                    waiting_since, was_starting = time.monotonic(), False
+                limit = max(ceiling, self._startup_ceiling) if starting else ceiling
+                remaining = waiting_since + limit - time.monotonic()
                 if remaining <= 0:
                     return None
                 self._condition.wait(remaining)
@@ -364,9 +409,10 @@ class SymbolicSandbox:
     def run(self, function: Callable[..., Any], args: tuple[Any, ...], *, cpu_budget: float, wall_ceiling: float | None = None) -> Outcome:
         """The task's ``Outcome`` within ``cpu_budget`` CPU seconds of the worker's own time.
 
-        Each attempt may take ``wall_ceiling`` seconds of wall time, waiting for a worker
-        included (``default_wall_ceiling`` when None); an ``overloaded`` attempt, or a ``timeout``
-        from a worker forked before the server was warm, is tried once more."""
+        In each attempt, waiting for a free worker and running the task may each take
+        ``wall_ceiling`` seconds of wall time (``default_wall_ceiling`` when None; waiting for
+        starting workers up to ``max(wall_ceiling, startup_ceiling)``). An ``overloaded`` attempt,
+        or a ``timeout`` from a worker forked before the server was warm, is tried once more."""
         ceiling = default_wall_ceiling(cpu_budget) if wall_ceiling is None else wall_ceiling
         outcome, retry = self._attempt(function, args, cpu_budget, ceiling)
         if retry:
@@ -374,24 +420,29 @@ class SymbolicSandbox:
         return outcome
 
     def _attempt(self, function: Callable[..., Any], args: tuple[Any, ...], cpu_budget: float, ceiling: float) -> tuple[Outcome, bool]:
-        deadline = time.monotonic() + ceiling
-        worker = self._acquire(deadline)
+        worker = self._acquire(ceiling)
         if worker is None:
-            why = "all busy" if self.ready else "still starting"
-            return overloaded(f"no symbolic worker was free within the {ceiling:g} s wall ceiling (workers {why})"), True
+            if self.ready:
+                return overloaded(f"no symbolic worker was free within the {ceiling:g} s wall ceiling (all busy)"), True
+            limit = max(ceiling, self._startup_ceiling)
+            return overloaded(f"the symbolic workers did not start within {limit:g} s (the machine is too busy)"), True
         if isinstance(worker, Outcome):
             return worker, False
+        deadline = time.monotonic() + ceiling
         try:
             request = pickle.dumps((function, args, cpu_budget), pickle.HIGHEST_PROTOCOL)
         except Exception as error:
             self._release(worker)
             return Outcome(False, "crash", f"cannot send the task: {type(error).__name__}: {error}"), False
         try:
+            cpu_before = _cpu_seconds(worker.pid)
             worker.connection.send_bytes(request)
             if not worker.connection.poll(max(deadline - time.monotonic(), 0.0)):
+                cpu_after = _cpu_seconds(worker.pid)
                 self._discard(worker, kill=True)
+                used = f", of which it got {cpu_after - cpu_before:.2f} s" if cpu_before is not None and cpu_after is not None else ""
                 return overloaded(f"the symbolic work did not finish within the {ceiling:g} s wall ceiling "
-                                  f"(a {cpu_budget:g} s CPU budget): the machine is too busy"), True
+                                  f"(a {cpu_budget:g} s CPU budget{used}): the machine is too busy"), True
             reply = worker.connection.recv_bytes()
         except (EOFError, OSError):
             death = self._exit_signal(worker)
@@ -430,9 +481,15 @@ class SymbolicSandbox:
             self._warm_requested = True
             self._wake_keeper()
             self._condition.notify_all()
-        while not self._server_warm.wait(min(max(deadline - time.monotonic(), 0.0), 0.1)):
+        while not self._server_warm.is_set():
             if time.monotonic() >= deadline or self._failures != failures or self._closed:
                 return False
+            server_handle = self._server
+            if server_handle is not None and server_handle.alive and self._warm_asked:
+                with contextlib.suppress(SandboxUnavailable):
+                    if self._ask_warm(server_handle):
+                        break
+            time.sleep(0.05)
         with self._condition:
             cold = [worker for worker in self._idle if not worker.warm]
             self._idle = [worker for worker in self._idle if worker.warm]

@@ -33,7 +33,7 @@ import socket
 import struct
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -184,6 +184,7 @@ class ForkServer:
         self.children: set[int] = set()
         self.exits: dict[int, int] = {}  # pid -> wait status, the last few reaped
         self.warm = False
+        self.warming: Iterator[None] | None = None  # one step at a time, between requests
 
     def reply(self, kind: bytes, pid: int = 0, value: int = 0, data: bytes = b"") -> None:
         self.control.sendall(REPLY.pack(kind, pid, value) + data)
@@ -193,9 +194,13 @@ class ForkServer:
         try:
             while not parent_is_gone(self.parent_pid):
                 self.reap()
-                readable, _, _ = select.select([self.control], [], [], _IDLE_POLL_SECONDS)
-                if readable and not self.handle_request():
-                    return  # the parent closed the control socket (or died)
+                warming = self.warming is not None
+                readable, _, _ = select.select([self.control], [], [], 0.0 if warming else _IDLE_POLL_SECONDS)
+                if readable:
+                    if not self.handle_request():
+                        return  # the parent closed the control socket (or died)
+                elif warming:
+                    self.warm_step()
         finally:
             for pid in self.children:
                 with contextlib.suppress(OSError):
@@ -221,8 +226,9 @@ class ForkServer:
         elif command == WAIT:
             self.reply(WAIT, argument, self.wait_for(argument))
         elif command == WARM:
-            self.warm_up()
-            self.reply(WARM, 0, 1)
+            if not self.warm and self.warming is None:
+                self.warming = warm_steps()
+            self.reply(WARM, 0, int(self.warm))
         else:
             for fd in fds:
                 os.close(fd)
@@ -275,13 +281,34 @@ class ForkServer:
             time.sleep(0.005)
         return self.exits.get(pid, UNKNOWN_STATUS)
 
-    def warm_up(self) -> None:
-        if not self.warm:
-            from rewardkit.math.symbolic import warm_symbolic
+    def warm_step(self) -> None:
+        """One step of the warm-up (tens of milliseconds): requests are answered between steps."""
+        assert self.warming is not None
+        try:
+            next(self.warming)
+        except StopIteration:
+            self.warming, self.warm = None, True
+        except Exception:  # warming is an optimisation: a failure only costs speed
+            self.warming, self.warm = None, True
 
-            with contextlib.suppress(Exception):  # warming is an optimisation: a failure only costs speed
-                warm_symbolic()
-            self.warm = True
+
+def warm_steps() -> Iterator[None]:
+    """``symbolic.warm_symbolic``'s work, one parse or comparison per step."""
+    from rewardkit.math import symbolic
+
+    corpus = getattr(symbolic, "_WARM_UP_CORPUS", None)
+    comparisons = getattr(symbolic, "_WARM_UP_COMPARISONS", None)
+    if corpus is None or comparisons is None:  # the symbolic module changed its warm-up: run it whole
+        symbolic.warm_symbolic()
+        return
+    for latex in corpus:
+        with contextlib.suppress(Exception):
+            symbolic.to_sympy(latex)
+        yield
+    for answer, gold in comparisons:
+        for policy in ("lenient", "strict"):
+            symbolic.symbolic_compare(answer, gold, policy, 1e-6)
+            yield
 
 
 def main(argv: list[str]) -> None:

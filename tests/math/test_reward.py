@@ -26,7 +26,6 @@ def test_math_reward_is_registered_with_its_fields() -> None:
         ("so \\boxed{3}", "4", 0.0, "WRONG_ANSWER", "rational"),
         ("no box", "4", 0.0, "NO_ANSWER", "no_answer"),
         ("\\boxed{3 \\text{ or } 4}", "4", 0.0, "WRONG_ANSWER", "hedge"),
-        ("\\boxed{\\prod_{k=1}^{9999} k^{k}}", "1", 0.0, "WRONG_ANSWER", "timeout"),
     ],
 )
 def test_math_reward_result(response: str, gold: str, reward: float, tag: str, reason: str) -> None:
@@ -51,11 +50,25 @@ def test_positional_arguments_are_refused() -> None:
 class _OverloadedSandbox:
     """Stands for a machine too busy to give the symbolic budget."""
 
+    outcome = Outcome(False, "overloaded", "the symbolic work did not finish within the 10 s wall ceiling")
+
     def start_in_background(self) -> None:
         pass
 
     def run(self, *args: object, **kwargs: object) -> Outcome:
-        return Outcome(False, "overloaded", "the symbolic work did not finish within the 10 s wall ceiling")
+        return self.outcome
+
+
+class _TimeoutSandbox(_OverloadedSandbox):
+    """Stands for an answer that used up its CPU budget."""
+
+    outcome = Outcome(False, "timeout")
+
+
+def test_a_timeout_is_a_wrong_answer_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grading, "default_sandbox", _TimeoutSandbox)
+    result = math_reward(final_response="\\boxed{(q+19)^2}", answer="q^2+38q+361")
+    assert (result.reward, result.extras) == (0.0, {"correct": False, "tag": "WRONG_ANSWER", "reason": "timeout"})
 
 
 @pytest.mark.parametrize(
