@@ -1,7 +1,7 @@
 """The analysis side of the server: documents, the engine, configuration and the workspace's rewards.
 
-It runs in the analysis process (:mod:`rewardkit_lsp.worker`) and answers the protocol process's
-requests with LSP JSON: diagnostics to publish, hovers, completions, code actions. Each open
+It runs on the analysis thread (:mod:`rewardkit_lsp.analysis_thread`) and answers the event
+loop's requests with LSP JSON: diagnostics to publish, hovers, completions, code actions. Each open
 document keeps one ``ModuleAnalyzer`` (the engine caches work per top-level definition), so an
 edit re-analyses only what it touched.
 """
@@ -33,7 +33,6 @@ from rewardkit_lsp.field_help import (
 from rewardkit_lsp.positions import LineIndex
 from rewardkit_lsp.project_config import ProjectConfigs, with_editor_task_fields
 from rewardkit_lsp.settings import SECTION, ServerSettings
-from rewardkit_lsp.text_edit import Replacement
 from rewardkit_lsp.workspace_index import WorkspaceRewards, WorkspaceScan, included, normal_path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -45,7 +44,7 @@ Related = list[tuple[str, int | None, int, list[dict[str, Any]]]]
 
 @dataclass(frozen=True)
 class Session:
-    """What the client declared, as the protocol process negotiated it."""
+    """What the client declared, as the server negotiated it."""
 
     encoding: str = "utf-16"
     hover_markup: str = PLAINTEXT
@@ -62,7 +61,7 @@ class CheckedVersion:
     version: int | None
     text: str
     generation: int
-    """The protocol process's configuration generation it was checked under."""
+    """The server's configuration generation it was checked under."""
     settings: ServerSettings
     config: CheckConfig
     analysis: ModuleAnalysis
@@ -90,8 +89,6 @@ class DocumentState:
     """Its normalised path when it takes part in RK401 across files (a checked workspace file)."""
     names: frozenset[str] = frozenset()
     """Its reward names at the latest analysis (casefolded)."""
-    received: tuple[int | None, str] | None = None
-    """The latest version the protocol process sent, and its text (the base of the next edit)."""
 
     @property
     def is_python(self) -> bool:
@@ -102,11 +99,11 @@ class DocumentState:
 
 
 class AnalysisService:
-    """Answers the protocol process; one instance per analysis process (not thread-safe)."""
+    """Answers the event loop; one instance per analysis thread (not thread-safe)."""
 
     def __init__(self, notify: Callable[[str, Any], None]) -> None:
         self.notify = notify
-        """Sends an unsolicited message to the protocol process (``publish``, ``log``)."""
+        """Sends an unsolicited message to the event loop (``publish``, ``log``)."""
         self.session = Session()
         self.documents: dict[str, DocumentState] = {}
         self.configs = ProjectConfigs()
@@ -117,7 +114,7 @@ class AnalysisService:
     # -- dispatch ---------------------------------------------------------------------------
 
     def handle(self, kind: str, payload: dict[str, Any]) -> Any:
-        """Answer one request of the protocol process."""
+        """Answer one request of the event loop."""
         return getattr(self, f"on_{kind}")(**payload)
 
     @property
@@ -185,20 +182,14 @@ class AnalysisService:
         version: int | None,
         settings: ServerSettings,
         generation: int,
-        text: str | None = None,
-        edit: tuple[int | None, Replacement] | None = None,
+        text: str,
     ) -> dict[str, Any]:
-        """Check one version, given in full (``text``) or as an ``edit`` of the version last sent."""
+        """Check one version of a document (the engine re-analyses only the definitions that
+        changed since its previous version)."""
         document = self.documents.get(uri)
         if document is None:
             document = self.documents[uri] = DocumentState(uri, path, language_id)
             document.workspace_path = self._workspace_path(document)
-        if text is None:
-            base_version, replacement = edit  # type: ignore[misc]
-            if document.received is None or document.received[0] != base_version:
-                return {"stale": True}  # the protocol process sends the whole text instead
-            text = replacement.apply(document.received[1])
-        document.received = (version, text)
         logs: list[str] = []
         changed = self.configs.refresh()
         if changed:
@@ -214,7 +205,6 @@ class AnalysisService:
             checked = self._check(document, version, text, settings, generation, logs)
         related = self._update_workspace(document)
         return {
-            "stale": False,
             "version": version,
             "generation": generation,
             "diagnostics": checked.lsp,

@@ -1,9 +1,9 @@
 """Command line of the language server: ``rewardkit lsp`` and ``python -m rewardkit_lsp``.
 
-Start-up order matters for the editor's first answer: the analysis process is started first (it
-imports libcst and the engine on another core), then this process imports pygls and lsprotocol
-and answers ``initialize``. Nothing here imports them before the arguments are known, so
-``--help`` and ``--version`` are instant and a missing ``lsp`` extra is one clear line.
+Start-up order matters for the editor's first answer: this process imports pygls and lsprotocol
+and answers ``initialize``; the checks engine is imported after that, on its own thread
+(:mod:`rewardkit_lsp.analysis_thread`). Nothing here imports them before the arguments are
+known, so ``--help`` and ``--version`` are instant and a missing ``lsp`` extra is one clear line.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import argparse
 import importlib.util
 import logging
 import sys
-from collections.abc import Sequence
 
 MISSING_EXTRA = (
     'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"'
@@ -74,11 +73,8 @@ def _missing_extra() -> int:
     return 2
 
 
-def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
-    """Run the server until the client exits; return the process exit status.
-
-    ``worker_command`` replaces the analysis process's command (tests inject faults with it).
-    """
+def main(argv: list[str]) -> int:
+    """Run the server until the client exits; return the process exit status."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -94,16 +90,11 @@ def main(argv: list[str], worker_command: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
-    from rewardkit_lsp.worker_client import WORKER_COMMAND, WorkerClient, spawn
-
-    command = tuple(worker_command or WORKER_COMMAND)
-    worker = WorkerClient(command, spawn(command))
     try:
         from rewardkit_lsp.server import create_server
     except ImportError:
-        worker.close()
         return _missing_extra()
-    server = create_server(worker)
+    server = create_server()
     if args.tcp is not None:
         host, port = args.tcp
         return server.start_tcp(host, port)

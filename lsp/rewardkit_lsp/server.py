@@ -1,11 +1,11 @@
-"""The rewardkit language server: small pygls handlers in front of an analysis process.
+"""The rewardkit language server: small pygls handlers in front of the checks engine.
 
-This process speaks LSP: it reads the client's frames (:mod:`rewardkit_lsp.transport`, which
+The event loop speaks LSP: it reads the client's frames (:mod:`rewardkit_lsp.transport`, which
 survives malformed ones), answers every request (invalid params with -32602, anything after
 ``shutdown`` with InvalidRequest), keeps settings and document versions, debounces changes and
-publishes results. The checks engine runs in the analysis process
-(:mod:`rewardkit_lsp.worker`, started before pygls is imported), which answers with LSP JSON;
-a result is published only if the document is still at the version that was checked.
+publishes results. The engine runs on its own thread (:mod:`rewardkit_lsp.analysis_thread`,
+loaded after ``initialize`` is answered) and answers with LSP JSON; a result is published only
+if the document is still at the version that was checked.
 """
 
 from __future__ import annotations
@@ -27,15 +27,14 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from rewardkit_lsp import memory
+from rewardkit_lsp.analysis_thread import AnalysisError, AnalysisThread
 from rewardkit_lsp.capabilities import structure_capabilities
 from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
 from rewardkit_lsp.protocol import RewardkitProtocol
 from rewardkit_lsp.settings import SECTION, ServerSettings, merge_settings
-from rewardkit_lsp.text_edit import replacement
 from rewardkit_lsp.transport import read_stdio, read_stream
 from rewardkit_lsp.version import rewardkit_version
-from rewardkit_lsp.worker_client import WorkerClient, WorkerError, WorkerGone
 
 logger = logging.getLogger(__name__)
 
@@ -43,15 +42,13 @@ WATCHED_FILES = ("**/pyproject.toml", "**/*.jsonl", "**/*.json", "**/*.py")
 """Globs the client is asked to watch: configuration files, task schemas, and Python files
 (their reward names count for RK401 across files)."""
 MARKDOWN, PLAINTEXT = "markdown", "plaintext"
-IDLE_COLLECT_SECONDS = 2.0
-"""After this long without a publish, the protocol process collects garbage (off the edit path)."""
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The analysis process's diagnostics of one version of a document."""
+    """The engine's diagnostics of one version of a document."""
 
     version: int | None
     generation: int
@@ -62,7 +59,7 @@ class CheckResult:
 
 @dataclass
 class OpenDocument:
-    """Protocol-side state of one open document."""
+    """The event loop's state of one open document (the engine keeps its own)."""
 
     uri: str
     path: str | None
@@ -70,25 +67,23 @@ class OpenDocument:
     checked: CheckResult | None = None
     analysing: asyncio.Task[CheckResult | None] | None = None
     """The analysis in flight, awaited by everyone who needs a result meanwhile."""
-    crashed_version: int | None = None
-    """A version whose analysis killed the analysis process: not analysed again (it would again)."""
-    sent: tuple[int, int | None, str] | None = None
-    """(analysis process's epoch, version, text) last sent: later versions go as edits of it."""
+    failed: tuple[int | None, int, str] | None = None
+    """(version, generation, traceback) of an analysis that raised (a bug, a stack or memory
+    exhausted): that version is not analysed again; every caller gets the same error."""
 
 
 class RewardkitLanguageServer(LanguageServer):
-    """pygls server holding settings and document versions; the analysis is in another process."""
+    """pygls server holding settings and document versions; the engine is on its own thread."""
 
-    def __init__(self, worker: WorkerClient | None = None) -> None:
+    def __init__(self, analysis: AnalysisThread | None = None) -> None:
         super().__init__(
             "rewardkit-lsp",
             rewardkit_version(),
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=RewardkitProtocol,
         )
-        self.worker = worker or WorkerClient()
-        self.worker.on_notify = self._on_worker_message
-        self.worker.on_restart = self._on_worker_restart
+        self.analysis = analysis or AnalysisThread()
+        self.analysis.on_notify = self._on_engine_message
         self.documents: dict[str, OpenDocument] = {}
         self.initial_settings = ServerSettings()
         self.global_settings = ServerSettings()
@@ -97,7 +92,6 @@ class RewardkitLanguageServer(LanguageServer):
         self._reported_errors: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._results = itertools.count(1)
-        self._idle_collect: asyncio.TimerHandle | None = None
         self._background: set[asyncio.Future[None]] = set()
         self.initialized = False
         self.generation = 0
@@ -146,7 +140,6 @@ class RewardkitLanguageServer(LanguageServer):
     def _run(self, serve: Callable[[], Any]) -> int:
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
-            await self.worker.start()
             await serve()
 
         status = 0 if self.protocol._shutdown else 1
@@ -158,7 +151,7 @@ class RewardkitLanguageServer(LanguageServer):
         except BrokenPipeError:
             logger.error("the client closed the connection")
         finally:
-            self.worker.close()
+            self.analysis.close()
         return status
 
     # -- client facts ---------------------------------------------------------------------
@@ -268,12 +261,12 @@ class RewardkitLanguageServer(LanguageServer):
             for folder, answer in zip(folders, answers[1:])
         }
 
-    # -- the analysis process ---------------------------------------------------------------
+    # -- the engine -------------------------------------------------------------------------
 
     def send_session(self) -> None:
-        """Tell the analysis process what the client negotiated (encoding, markup, folders)."""
+        """Tell the engine what the client negotiated (encoding, markup, folders)."""
         self.background(
-            self.worker.request(
+            self.analysis.request(
                 "session",
                 encoding=self.position_encoding,
                 hover_markup=self.markup_kind("text_document.hover.content_format"),
@@ -299,20 +292,11 @@ class RewardkitLanguageServer(LanguageServer):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _on_worker_message(self, kind: str, payload: Any) -> None:
+    def _on_engine_message(self, kind: str, payload: Any) -> None:
         if kind == "publish":
             self.publish_related(payload)
         elif kind == "warn":
             self.warn_once(payload)
-
-    def _on_worker_restart(self, reason: str) -> None:
-        self.log(reason, types.MessageType.Error)
-        if self.initialized:
-            self.send_session()
-        for document in self.documents.values():
-            document.checked = None
-            document.analysing = None
-        self.background(self.recheck_all(), "re-checking after a restart of the analysis process")
 
     # -- checking ---------------------------------------------------------------------------
 
@@ -328,8 +312,8 @@ class RewardkitLanguageServer(LanguageServer):
             cached = document.checked
             if cached is not None and (cached.version, cached.generation) == (version, generation):
                 return cached
-            if document.crashed_version is not None and document.crashed_version == version:
-                return None
+            if document.failed is not None and document.failed[:2] == (version, generation):
+                raise AnalysisError(document.failed[2])
             task = document.analysing
             if task is None or task.done():
                 task = asyncio.ensure_future(
@@ -344,34 +328,20 @@ class RewardkitLanguageServer(LanguageServer):
     async def _analyse(
         self, document: OpenDocument, version: int | None, text: str, generation: int
     ) -> CheckResult | None:
-        request = functools.partial(
-            self.worker.request,
-            "analyze",
-            uri=document.uri,
-            path=document.path,
-            language_id=document.language_id,
-            version=version,
-            settings=self.settings_for(document.uri),
-            generation=generation,
-        )
-        sent, epoch = document.sent, self.worker.epoch
-        document.sent = (epoch, version, text)
         try:
-            if sent is not None and sent[0] == epoch:
-                reply = await request(edit=(sent[1], replacement(sent[2], text)))
-                if reply["stale"]:
-                    reply = await request(text=text)
-            else:
-                reply = await request(text=text)
-        except WorkerGone as gone:
-            if gone.culprit:
-                document.crashed_version = version
-                self.log(
-                    f"checking {document.uri} (version {version}) stopped the analysis process: "
-                    "it is checked again once it changes",
-                    types.MessageType.Error,
-                )
-            return None  # a new analysis process re-checks every other document
+            reply = await self.analysis.request(
+                "analyze",
+                uri=document.uri,
+                path=document.path,
+                language_id=document.language_id,
+                version=version,
+                settings=self.settings_for(document.uri),
+                generation=generation,
+                text=text,
+            )
+        except AnalysisError as error:
+            document.failed = (version, generation, str(error))
+            raise
         for message in reply["logs"]:
             self.log(message)
         if reply["config_changed"]:
@@ -406,7 +376,7 @@ class RewardkitLanguageServer(LanguageServer):
         self.rk_protocol.send_json(
             {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
         )
-        self.collect_when_idle()
+        self.analysis.settle_soon()
 
     def publish_related(
         self, related: list[tuple[str, int | None, int, list[dict[str, Any]]]]
@@ -429,13 +399,6 @@ class RewardkitLanguageServer(LanguageServer):
     def refresh_pulled_diagnostics(self) -> None:
         if self.client_supports("workspace.diagnostics.refresh_support"):
             self.workspace_diagnostic_refresh(None)
-
-    def collect_when_idle(self) -> None:
-        """Collect garbage once nothing was published for a while."""
-        if self._idle_collect is not None:
-            self._idle_collect.cancel()
-        if self._loop is not None:
-            self._idle_collect = self._loop.call_later(IDLE_COLLECT_SECONDS, memory.collect_now)
 
     def schedule(self, uri: str, delay_ms: int) -> None:
         """Check ``uri`` after ``delay_ms`` (a newer request replaces a pending one)."""
@@ -467,7 +430,7 @@ class RewardkitLanguageServer(LanguageServer):
 
     async def check_configuration(self) -> None:
         """Re-read the configuration if one of its files changed (for clients without watchers)."""
-        reply = await self.worker.request("config_check")
+        reply = await self.analysis.request("config_check")
         if reply["changed"]:
             self.log(f"configuration changed ({', '.join(reply['changed'])}): re-checking")
             await self.recheck_all()
@@ -478,9 +441,9 @@ def _newer(version: int | None, than: int | None) -> bool:
 
 
 def _error_text() -> str:
-    """The current exception's traceback (the analysis process's own, when it raised there)."""
+    """The current exception's traceback (the engine's own, when it raised on its thread)."""
     error = sys.exc_info()[1]
-    if isinstance(error, WorkerError):
+    if isinstance(error, AnalysisError):
         return str(error)
     return traceback.format_exc()
 
@@ -522,13 +485,14 @@ def guarded(handler: Handler) -> Handler:
 
 
 def initialize(ls: RewardkitLanguageServer, params: types.InitializeParams) -> None:
-    """Take the initial settings from ``initializationOptions``; start the analysis session."""
+    """Take the initial settings from ``initializationOptions``; once answered, load the engine
+    (on its thread) and tell it the session."""
     ls.initial_settings = ls.apply_settings(
         ServerSettings(), params.initialization_options, "initializationOptions"
     )
     ls.global_settings = ls.initial_settings
     ls.initialized = True
-    ls.send_session()
+    asyncio.get_running_loop().call_soon(ls.send_session)  # after pygls wrote the answer
 
 
 async def initialized(ls: RewardkitLanguageServer, params: types.InitializedParams) -> None:
@@ -585,7 +549,7 @@ async def did_change_watched_files(
 ) -> None:
     """A ``pyproject.toml``, task schema or Python file changed: re-read what depends on it."""
     paths = [path for change in params.changes if (path := to_fs_path(change.uri))]
-    reply = await ls.worker.request("files_changed", paths=paths)
+    reply = await ls.analysis.request("files_changed", paths=paths)
     if reply["config"]:
         ls.log(f"configuration changed ({', '.join(paths)}): re-checking open documents")
         await ls.recheck_all()
@@ -604,7 +568,7 @@ def did_open(ls: RewardkitLanguageServer, params: types.DidOpenTextDocumentParam
     ls.documents[item.uri] = OpenDocument(item.uri, to_fs_path(item.uri), item.language_id or "")
     ls.schedule(item.uri, 0)
     if not _watches_files(ls):
-        ls.background(ls.worker.request("rescan"), "re-reading the workspace's files")
+        ls.background(ls.analysis.request("rescan"), "re-reading the workspace's files")
 
 
 def did_change(ls: RewardkitLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -622,7 +586,7 @@ async def did_save(ls: RewardkitLanguageServer, params: types.DidSaveTextDocumen
     ls.schedule(uri, 0)
     if not _watches_files(ls):
         await ls.check_configuration()
-        ls.background(ls.worker.request("rescan"), "re-reading the workspace's files")
+        ls.background(ls.analysis.request("rescan"), "re-reading the workspace's files")
 
 
 async def did_close(ls: RewardkitLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -631,7 +595,7 @@ async def did_close(ls: RewardkitLanguageServer, params: types.DidCloseTextDocum
     ls.debouncer.cancel(uri)
     if ls.documents.pop(uri, None) is not None:
         ls.send_diagnostics(uri, None, [])
-        reply = await ls.worker.request("close", uri=uri)
+        reply = await ls.analysis.request("close", uri=uri)
         ls.publish_related(reply["related"])
 
 
@@ -651,11 +615,11 @@ async def pull_diagnostics(
 
 
 async def _ask(ls: RewardkitLanguageServer, kind: str, uri: str, **payload: Any) -> Any:
-    """Ask the analysis process about the current version of ``uri`` (``None`` if it moved on)."""
+    """Ask the engine about the current version of ``uri`` (``None`` if it moved on)."""
     result = await ls.check(uri)
     if result is None or not ls.is_current(uri, result.version, result.generation):
         return None
-    return await ls.worker.request(kind, uri=uri, version=result.version, **payload)
+    return await ls.analysis.request(kind, uri=uri, version=result.version, **payload)
 
 
 async def code_action(ls: RewardkitLanguageServer, params: types.CodeActionParams) -> Any:
@@ -707,9 +671,9 @@ def shutdown(ls: RewardkitLanguageServer, params: None) -> None:
         ls.debouncer.cancel(uri)
 
 
-def create_server(worker: WorkerClient | None = None) -> RewardkitLanguageServer:
+def create_server(analysis: AnalysisThread | None = None) -> RewardkitLanguageServer:
     """A new server with every handler registered (one per process; tests start processes)."""
-    server = RewardkitLanguageServer(worker)
+    server = RewardkitLanguageServer(analysis)
     server.protocol._converter.register_structure_hook(
         types.ClientCapabilities, structure_capabilities
     )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsp_engine_view import expected_shapes, published_shapes
 from lsp_harness import (
     change_document,
     initialize,
     open_document,
+    publishes,
     push_capabilities,
     wait_for_version,
     wait_until,
@@ -159,18 +161,23 @@ async def test_handler_errors_are_logged_and_the_server_keeps_serving(
     assert await wait_for_version(client, uri, 1)  # the server is alive and checking
 
 
-async def test_a_crash_of_the_analysis_process_is_survived(
-    faulty_client: LanguageClient, project: Path
+@pytest.mark.parametrize(("marker", "error"), [("RECURSE", "RecursionError"), ("HOG", "MemoryError")])
+async def test_an_analysis_that_exhausts_the_stack_or_memory_is_survived(
+    faulty_client: LanguageClient, project: Path, marker: str, error: str
 ):
     client = faulty_client
     await initialize(client, project, options={"rewardkit": {"debounceMs": 0}})
-    crash_uri = open_document(client, project / "crash.py", GOOD_MODULE + "# CRASH\n")
+    bad_uri = open_document(client, project / "bad.py", GOOD_MODULE + f"# {marker}\n")
     await wait_until(
-        lambda: any("stopped the analysis process" in m.message for m in client.log_messages),
-        "the report of the crash",
+        lambda: any(
+            m.type == types.MessageType.Error and error in m.message and "bad.py" in m.message
+            for m in client.log_messages
+        ),
+        f"the {error} in window/logMessage",
     )
     uri = open_document(client, project / "fine.py", EMOJI_MODULE)
-    assert await wait_for_version(client, uri, 1)  # a new analysis process serves the others
+    assert await wait_for_version(client, uri, 1)  # the server serves the other documents
 
-    change_document(client, crash_uri, 2, GOOD_MODULE)  # the crashing text is gone
-    assert await wait_for_version(client, crash_uri, 2) == []
+    change_document(client, bad_uri, 2, GOOD_MODULE)  # the failing text is gone
+    assert await wait_for_version(client, bad_uri, 2) == []
+    assert publishes(client, bad_uri)[-1].version == 2
