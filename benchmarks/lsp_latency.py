@@ -465,7 +465,7 @@ def report(
     memory = [s.rss_kib for s in ours if s.rss_kib]
     if memory:
         print(
-            f"rewardkit server RSS after {edits} edits (protocol + analysis process): "
+            f"rewardkit server RSS after {edits} edits (one process: protocol and engine): "
             f"{min(memory) / 1024:.0f} MiB"
         )
 

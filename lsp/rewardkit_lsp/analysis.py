@@ -1,7 +1,7 @@
 """The analysis side of the server: documents, the engine, configuration and the workspace's rewards.
 
-It runs on the analysis thread (:mod:`rewardkit_lsp.analysis_thread`) and answers the event
-loop's requests with LSP JSON: diagnostics to publish, hovers, completions, code actions. Each open
+It runs on the server's event loop (:mod:`rewardkit_lsp.engine_host`) and answers the server's
+requests with LSP JSON: diagnostics to publish, hovers, completions, code actions. Each open
 document keeps one ``ModuleAnalyzer`` (the engine caches work per top-level definition), so an
 edit re-analyses only what it touched.
 """
@@ -99,7 +99,7 @@ class DocumentState:
 
 
 class AnalysisService:
-    """Answers the event loop; one instance per analysis thread (not thread-safe)."""
+    """Answers the server's requests; one instance per server, used from one thread."""
 
     def __init__(self, notify: Callable[[str, Any], None]) -> None:
         self.notify = notify

@@ -1,8 +1,8 @@
 """Command line of the language server: ``rewardkit lsp`` and ``python -m rewardkit_lsp``.
 
 Start-up order matters for the editor's first answer: this process imports pygls and lsprotocol
-and answers ``initialize``; the checks engine is imported after that, on its own thread
-(:mod:`rewardkit_lsp.analysis_thread`). Nothing here imports them before the arguments are
+and answers ``initialize``; the checks engine is imported after that, on a thread
+(:mod:`rewardkit_lsp.engine_host`). Nothing here imports them before the arguments are
 known, so ``--help`` and ``--version`` are instant and a missing ``lsp`` extra is one clear line.
 """
 

@@ -3,9 +3,9 @@
 The event loop speaks LSP: it reads the client's frames (:mod:`rewardkit_lsp.transport`, which
 survives malformed ones), answers every request (invalid params with -32602, anything after
 ``shutdown`` with InvalidRequest), keeps settings and document versions, debounces changes and
-publishes results. The engine runs on its own thread (:mod:`rewardkit_lsp.analysis_thread`,
-loaded after ``initialize`` is answered) and answers with LSP JSON; a result is published only
-if the document is still at the version that was checked.
+publishes results. The engine (:mod:`rewardkit_lsp.engine_host`, imported on a thread after
+``initialize`` is answered) answers with LSP JSON; a result is published only if the document is
+still at the version that was checked.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from rewardkit_lsp import memory
-from rewardkit_lsp.analysis_thread import AnalysisError, AnalysisThread
 from rewardkit_lsp.capabilities import structure_capabilities
 from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
+from rewardkit_lsp.engine_host import AnalysisError, EngineHost
 from rewardkit_lsp.protocol import RewardkitProtocol
 from rewardkit_lsp.settings import SECTION, ServerSettings, merge_settings
 from rewardkit_lsp.transport import read_stdio, read_stream
@@ -73,16 +73,16 @@ class OpenDocument:
 
 
 class RewardkitLanguageServer(LanguageServer):
-    """pygls server holding settings and document versions; the engine is on its own thread."""
+    """pygls server holding settings and document versions, in front of the engine."""
 
-    def __init__(self, analysis: AnalysisThread | None = None) -> None:
+    def __init__(self, analysis: EngineHost | None = None) -> None:
         super().__init__(
             "rewardkit-lsp",
             rewardkit_version(),
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=RewardkitProtocol,
         )
-        self.analysis = analysis or AnalysisThread()
+        self.analysis = analysis or EngineHost()
         self.analysis.on_notify = self._on_engine_message
         self.documents: dict[str, OpenDocument] = {}
         self.initial_settings = ServerSettings()
@@ -376,7 +376,6 @@ class RewardkitLanguageServer(LanguageServer):
         self.rk_protocol.send_json(
             {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
         )
-        self.analysis.settle_soon()
 
     def publish_related(
         self, related: list[tuple[str, int | None, int, list[dict[str, Any]]]]
@@ -441,7 +440,7 @@ def _newer(version: int | None, than: int | None) -> bool:
 
 
 def _error_text() -> str:
-    """The current exception's traceback (the engine's own, when it raised on its thread)."""
+    """The current exception's traceback (the engine's own, when it raised there)."""
     error = sys.exc_info()[1]
     if isinstance(error, AnalysisError):
         return str(error)
@@ -486,7 +485,7 @@ def guarded(handler: Handler) -> Handler:
 
 def initialize(ls: RewardkitLanguageServer, params: types.InitializeParams) -> None:
     """Take the initial settings from ``initializationOptions``; once answered, load the engine
-    (on its thread) and tell it the session."""
+    (on a thread) and tell it the session."""
     ls.initial_settings = ls.apply_settings(
         ServerSettings(), params.initialization_options, "initializationOptions"
     )
@@ -671,7 +670,7 @@ def shutdown(ls: RewardkitLanguageServer, params: None) -> None:
         ls.debouncer.cancel(uri)
 
 
-def create_server(analysis: AnalysisThread | None = None) -> RewardkitLanguageServer:
+def create_server(analysis: EngineHost | None = None) -> RewardkitLanguageServer:
     """A new server with every handler registered (one per process; tests start processes)."""
     server = RewardkitLanguageServer(analysis)
     server.protocol._converter.register_structure_hook(
