@@ -1,7 +1,8 @@
 """Engine results as LSP JSON: diagnostics, quick fixes, ranges in the client's units.
 
-Plain dictionaries in the shapes of the LSP specification, built in the analysis process (which
-never imports lsprotocol) and sent to the client as they are.
+Plain dictionaries in the shapes of the LSP specification, built by the engine's side of the
+server (which never imports lsprotocol: no structuring on the edit path) and sent to the client
+as they are.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``rewardkit check .`` run at a workspace folder reports a reward name defined in two checked
 files at both definitions. The server does the same: open documents count with their live
 text, every other file with its text on disk. The files are those the CLI would check from the
-folder (the same walk: skipped directories, ``exclude``), read in the analysis process's idle
+folder (the same walk: skipped directories, ``exclude``), read in the server's idle
 time (:class:`WorkspaceScan`), one file at a time so edits never wait long. Display paths are
 relative to the folder, as the CLI prints them when run there, so messages are the CLI's bytes.
 """
