@@ -19,8 +19,6 @@ loop iteration so a request waits for one file at most; then a full garbage coll
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -86,17 +84,9 @@ class EngineHost:
         """Start importing the engine on a thread (once; call it after ``initialize``)."""
         if self._loading is not None:
             return
-        loop = asyncio.get_running_loop()
-        loaded: concurrent.futures.Future[AnalysisService] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                loaded.set_result(_load_engine(lambda kind, data: self.on_notify(kind, data)))
-            except BaseException as error:  # reported to every request
-                loaded.set_exception(error)
-
-        threading.Thread(target=run, name="rewardkit-engine-loader", daemon=True).start()
-        self._loading = asyncio.wrap_future(loaded, loop=loop)
+        self._loading = asyncio.get_running_loop().run_in_executor(
+            None, _load_engine, lambda kind, data: self.on_notify(kind, data)
+        )  # a failure to load is raised to every request
 
     async def request(self, kind: str, **payload: Any) -> Any:
         """Answer with ``AnalysisService.on_<kind>(**payload)``; loads the engine if nobody did."""

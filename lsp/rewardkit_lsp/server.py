@@ -90,7 +90,6 @@ class RewardkitLanguageServer(LanguageServer):
         self.folder_settings: dict[str, ServerSettings] = {}
         self.debouncer = Debouncer()
         self._reported_errors: set[str] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._results = itertools.count(1)
         self._background: set[asyncio.Future[None]] = set()
         self.initialized = False
@@ -138,13 +137,9 @@ class RewardkitLanguageServer(LanguageServer):
         return self._run(serve)
 
     def _run(self, serve: Callable[[], Any]) -> int:
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            await serve()
-
         status = 0 if self.protocol._shutdown else 1
         try:
-            asyncio.run(main())
+            asyncio.run(serve())
             status = 0 if self.protocol._shutdown else 1
         except SystemExit as exit_request:  # pygls' ``exit`` handler
             status = int(exit_request.code or 0)

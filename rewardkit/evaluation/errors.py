@@ -25,6 +25,10 @@ EXIT_SIGNAL_BASE = 128
 """Interrupted by signal N (Ctrl-C: 130, SIGHUP: 129, SIGTERM: 143), after keeping what was graded."""
 
 
+RAY_EXTRA_MISSING = "--executor ray needs the ray extra: pip install 'rewardkit[ray]'"
+"""Said when ``--executor ray`` is asked for and ``ray`` cannot be imported."""
+
+
 class EvalConfigError(ValueError):
     """The options of a run contradict each other or are out of range (a usage error, exit 2)."""
 

@@ -47,7 +47,7 @@ from rewardkit.evaluation.cases import (
     parse_case_line,
     read_cases,
 )
-from rewardkit.evaluation.errors import EvalConfigError
+from rewardkit.evaluation.errors import RAY_EXTRA_MISSING, EvalConfigError
 from rewardkit.evaluation.generation import ChatClient, ChatEndpoint, generate_cases
 from rewardkit.evaluation.grading import GradeOptions, Grader, decided_to_result
 from rewardkit.evaluation.html_report import render_html, write_html_report
@@ -167,7 +167,7 @@ def _validate(
         raise EvalConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if executor == "ray" and importlib.util.find_spec("ray") is None:
         # before any output is opened: a missing extra is a usage error, not a traceback mid-run
-        raise EvalConfigError("--executor ray needs the ray extra: pip install 'rewardkit[ray]'")
+        raise EvalConfigError(RAY_EXTRA_MISSING)
     if resume and output is None:
         raise EvalConfigError("resume needs an output file (--output) to know which cases are done")
     if overwrite and output is None:
