@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_testing import require_module
 from tiny_models import word_tokenizer
 
 HERE = Path(__file__).resolve().parent
@@ -30,11 +29,6 @@ ROWS = [
 ]
 EXPECTED_SCORES = [1.0, 0.0, 0.0, 1.0]
 ERROR = "RuntimeError: boom in the response"
-
-
-@pytest.fixture(scope="module")
-def verl() -> Any:
-    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
 
 
 @pytest.fixture(scope="module")
