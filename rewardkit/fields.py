@@ -23,9 +23,9 @@ PREDEFINED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
         "completion": "The completion's messages (list of dicts with `role` and `content`): the messages "
         "after the prompt, the tail of `trajectory` (tool calls and tool results included).",
         "completion_ids": "The completion's token ids (list of int), where the framework has them "
-        "(TRL, verl, OpenRLHF).",
+        "(TRL; verl through rewardkit's reward managers).",
         "completion_length": "The completion's length in tokens (int), where the framework has them "
-        "(TRL, verl, OpenRLHF).",
+        "(TRL; verl through rewardkit's reward managers).",
     }
 )
 """Fields every reward may declare, whatever the task: name -> what it receives."""
