@@ -138,6 +138,9 @@ CHAT_TURN_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
 """(turn start, end of the role name, turn end) of the chat templates whose rendered text
 ``chat_turns`` splits back into messages."""
 
+BEGIN_OF_TEXT: Final[frozenset[str]] = frozenset({"<|begin_of_text|>", "<s>", "<bos>", "<|endoftext|>"})
+"""Begin-of-text markers a rendered prompt may start with (not a message)."""
+
 
 def chat_turns(text: str, first_role: str = "assistant") -> list[dict[str, Any]]:
     """The messages in a rendered multi-turn text (OpenRLHF's agent responses: the model's turns
@@ -153,7 +156,7 @@ def chat_turns(text: str, first_role: str = "assistant") -> list[dict[str, Any]]
         head, *turns = text.split(start)
         messages: list[dict[str, Any]] = []
         head = strip_stop_strings(head, (end,)).strip()
-        if head:
+        if head and head not in BEGIN_OF_TEXT:
             messages.append({"role": first_role, "content": head})
         for turn in turns:
             role, separator, content = turn.partition(role_end)

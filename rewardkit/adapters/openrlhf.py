@@ -36,7 +36,9 @@ from rewardkit.adapters.base import (
 from rewardkit.adapters.messages import (
     COMMON_STOP_STRINGS,
     AdapterInputError,
+    chat_turns,
     decode_label,
+    last_assistant_text,
     response_from_query,
     strip_stop_strings,
 )
@@ -109,10 +111,33 @@ class OpenRLHFReward(RewardAdapter):
                 target = self.mapped(source, source)
                 if target is not None:
                     task[target] = value
-        trajectory = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-        return compose_fields(
-            self, task, {"final_response": response, "trajectory": trajectory}, where=where
-        )
+        completion = chat_turns(response)
+        predefined = {
+            "final_response": last_assistant_text(completion, where=where),
+            "completion": completion,
+            "trajectory": [{"role": "user", "content": prompt}, *completion],
+            "prompt": prompt,
+        }
+        return compose_fields(self, task, predefined, where=where)
+
+    def group_hint(self) -> str:
+        return "OpenRLHF 0.11 calls reward_func with one sample per call"
+
+    def call_groups(self, prompts: Sequence[Any]) -> list[list[int]]:
+        """The groups of one call: every sample for a batch reward, else the samples of each
+        prompt (a group reward needs them together, which OpenRLHF 0.11's calls never do)."""
+        if self.reward.over == "batch":
+            return [list(range(len(prompts)))]
+        groups: dict[Any, list[int]] = {}
+        for index, prompt in enumerate(prompts):
+            groups.setdefault(prompt, []).append(index)
+        if all(len(members) == 1 for members in groups.values()) and len(prompts) > 0:
+            raise self.group_error(
+                f"this {self.framework} call holds no two samples of one prompt ({self.group_hint()}); "
+                "score it over the call with @group_reward(over='batch'), or group it where the "
+                "samples of a prompt meet"
+            )
+        return list(groups.values())
 
     def numeric_keys(self, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored]) -> tuple[str, ...]:
         """The extras keys logged to ``extra_logs``: those whose first successful value is a number."""
@@ -154,6 +179,8 @@ class OpenRLHFReward(RewardAdapter):
             self.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
+        if self.is_group:
+            return self.result(self.score_groups(samples, self.call_groups(prompts)))
         return self.result(self.score_batch(samples))
 
 
