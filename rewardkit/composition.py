@@ -208,6 +208,21 @@ class WeightedReward(Reward):
         return run()
 
     @property
+    def extra_keys(self) -> dict[str, Any]:
+        """The extras of every result, for ``rewardkit.schema``: each label (its component's
+        reward, a number or ``None``) and ``<label>/<key>`` for each component's own extras."""
+        from rewardkit.schema import result_schema
+
+        types = {"number": float, "text": str}
+        keys: dict[str, Any] = {}
+        for component in self.components:
+            keys[component.label] = float
+            schema = result_schema(component.reward)
+            for key in schema.keys:
+                keys[f"{component.label}/{key}"] = types.get(schema.kinds[key], object)
+        return keys
+
+    @property
     def labels(self) -> tuple[str, ...]:
         """The components' labels, in order."""
         return tuple(component.label for component in self.components)

@@ -36,7 +36,7 @@ from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError, d
 from rewardkit.registry import Registration, register
 from rewardkit.results import NotApplicable, RewardResult
 from rewardkit.reward_threads import reward_threads
-from rewardkit.rewards import FieldBinding, find_by_qualname
+from rewardkit.rewards import FieldBinding, _declared_extra_keys, find_by_qualname
 
 Over = Literal["group", "batch"]
 
@@ -70,6 +70,7 @@ class GroupReward:
         name: str | None = None,
         over: Over = "group",
         auto_register: bool = True,
+        extra_keys: Sequence[str] | Mapping[str, Any] = (),
     ) -> None:
         if not callable(function):
             raise TypeError(f"@group_reward needs a function, got {function!r}")
@@ -81,6 +82,7 @@ class GroupReward:
         functools.update_wrapper(self, function)
         self.name: str = name or default_name
         self.over: Over = over
+        self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.is_async = inspect.iscoroutinefunction(function)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
@@ -212,18 +214,23 @@ def group_reward(
     name: str | None = None,
     over: Over = "group",
     auto_register: bool = True,
+    extra_keys: Sequence[str] | Mapping[str, Any] = (),
 ) -> Any:
     """Make a group reward: ``@group_reward``, ``@group_reward(over="batch")``, ``@group_reward(name=...)``.
 
     The function receives each declared field as a list over the group's samples and returns
     one result per sample (see the module docstring). ``over="group"``: the samples of one
     prompt (GRPO's group); ``over="batch"``: every sample of the call unless the caller groups.
+    ``extra_keys``: the extras each sample's result carries, for the adapters' fixed result
+    schema (``rewardkit.schema``; returns of lists are not read): none unless declared, an
+    undeclared extra being dropped there with a warning naming it.
     """
+    options: dict[str, Any] = {"name": name, "over": over, "auto_register": auto_register, "extra_keys": extra_keys}
     if function is not None:
-        return GroupReward(function, name=name, over=over, auto_register=auto_register)
+        return GroupReward(function, **options)
 
     def decorate(inner: Callable[..., Any]) -> GroupReward:
-        return GroupReward(inner, name=name, over=over, auto_register=auto_register)
+        return GroupReward(inner, **options)
 
     return decorate
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from rewardkit.groups import group_reward
@@ -128,6 +128,7 @@ class CosineScaledReward(BaseReward):
     ``get_cosine_scaled_reward``'s."""
 
     name: ClassVar[str] = "cosine_scaled_reward"
+    extra_keys: ClassVar[Mapping[str, type]] = {"correct": bool, "length": int}
 
     def __init__(
         self,
