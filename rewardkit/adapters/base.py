@@ -225,7 +225,7 @@ class RewardAdapter(GroupScoring):
         """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
         if result.applicable:
             return Scored(result.reward, result.extras)
-        return Scored(self.not_applicable, result.extras, applicable=False)
+        return Scored(self.not_applicable, result.extras or None, applicable=False)
 
     def _refuse_group(self) -> None:
         if self.is_group:

@@ -1,0 +1,183 @@
+"""verl: rewardkit's reward managers give a ``to_verl`` reward the prompt (``raw_prompt``), the
+response's token ids and its GRPO group (``uid``), inside verl's real manager interfaces (the
+classic ``AbstractRewardManager`` and the reward loop's ``RewardManagerBase``, loaded as a
+user's config loads them), with a real ``DataProto``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adapter_testing import require_module
+from tiny_models import word_tokenizer
+
+from rewardkit.errors import MissingFieldError
+
+HERE = Path(__file__).resolve().parent
+REWARD_FILE = HERE / "verl_features_file.py"
+
+# (prompt, response, uid): two groups of two; the last prompt has no "what" (not applicable)
+ROWS = [
+    ("what is 6 times 7", "the answer is 42", "g1"),
+    ("what is 6 times 7", "42", "g1"),
+    ("say 2 plus 2", "it is four", "g2"),
+    ("say 2 plus 2", "4", "g2"),
+]
+
+
+@pytest.fixture(scope="module")
+def verl() -> Any:
+    return require_module("verl", "the frameworks extra installs verl, whose reward manager interfaces are tested here")
+
+
+@pytest.fixture(scope="module")
+def tokenizer(verl: Any) -> Any:
+    return word_tokenizer(word for row in ROWS for text in row[:2] for word in text.split())
+
+
+@pytest.fixture
+def worker_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+def make_batch(verl: Any, tokenizer: Any, rows: list[tuple[str, str, str]] = ROWS) -> Any:
+    """A DataProto as verl's rollout builds it, with ``raw_prompt`` messages and ``uid``."""
+    import numpy as np
+    import torch
+
+    prompts = [tokenizer.encode(prompt) for prompt, _, _ in rows]
+    responses = [tokenizer.encode(response) for _, response, _ in rows]
+    prompt_width, response_width = max(map(len, prompts)), max(map(len, responses)) + 2
+    pad = tokenizer.pad_token_id
+    mask = [[0] * (prompt_width - len(p)) + [1] * len(p) + [1] * len(r) + [0] * (response_width - len(r)) for p, r in zip(prompts, responses)]
+    return verl.DataProto.from_dict(
+        tensors={
+            "prompts": torch.tensor([[pad] * (prompt_width - len(ids)) + ids for ids in prompts]),
+            "responses": torch.tensor([ids + [pad] * (response_width - len(ids)) for ids in responses]),
+            "attention_mask": torch.tensor(mask),
+        },
+        non_tensors={
+            "data_source": np.array(["rk"] * len(rows), dtype=object),
+            "reward_model": np.array([{"ground_truth": "x", "style": "rule"} for _ in rows], dtype=object),
+            "extra_info": np.array([{"index": index} for index in range(len(rows))], dtype=object),
+            "raw_prompt": np.array(
+                [[{"role": "system", "content": "be brief"}, {"role": "user", "content": prompt}] for prompt, _, _ in rows],
+                dtype=object,
+            ),
+            "uid": np.array([uid for _, _, uid in rows], dtype=object),
+        },
+    )
+
+
+def config(function: str, *, n: int | None = None) -> Any:
+    from omegaconf import OmegaConf
+
+    settings: dict[str, Any] = {
+        "reward": {
+            "custom_reward_function": {"path": str(REWARD_FILE), "name": function, "reward_kwargs": {}},
+            "reward_manager": {
+                "name": "RewardkitRewardLoopManager",
+                "source": "importlib",
+                "module": {"path": "pkg://rewardkit.adapters.verl_managers", "name": "custom_reward_manager"},
+            },
+            "reward_model": {"enable": False},
+            "sandbox_fusion": None,
+            "num_workers": 1,
+        },
+    }
+    if n is not None:
+        settings["actor_rollout_ref"] = {"rollout": {"n": n}}
+    return OmegaConf.create(settings)
+
+
+def run_reward_loop(manager: Any, data: Any) -> list[dict[str, Any]]:
+    """What RewardLoopWorker.compute_score_batch does: one run_single task per sample, gathered."""
+
+    async def batch() -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(manager.run_single(data[index : index + 1]) for index in range(len(data)))))
+
+    return manager.loop.run_until_complete(batch())  # type: ignore[no-any-return]
+
+
+def response_ids(tokenizer: Any, index: int) -> list[int]:
+    return tokenizer.encode(ROWS[index][1])
+
+
+@pytest.mark.parametrize("n", [2, None])
+def test_reward_loop_manager_gives_prompt_ids_and_not_applicable(
+    verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop, n: int | None
+) -> None:
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    manager = load_reward_manager(config("compute_score_prompt", n=n), tokenizer)
+    outputs = run_reward_loop(manager, make_batch(verl, tokenizer))
+    lengths = [len(response_ids(tokenizer, index)) for index in range(4)]
+    assert [output["reward_score"] for output in outputs] == [lengths[0], lengths[1], 0.0, 0.0]
+    first = outputs[0]["reward_extra_info"]
+    assert first == {"score": lengths[0], "prompt_words": 5, "tokens": lengths[0], "turns": 3, "error": ""}
+    # not applicable: verl needs a number (0.0), the extras are missing, and it is no failure
+    assert outputs[2]["reward_extra_info"] == {"score": 0.0, "prompt_words": None, "tokens": None, "turns": None, "error": ""}
+    assert manager.adapter.stats.failures == 0
+
+
+@pytest.mark.parametrize("n", [2, None])
+def test_reward_loop_manager_scores_each_uid_group_together(
+    verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop, n: int | None
+) -> None:
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    manager = load_reward_manager(config("compute_score_group", n=n), tokenizer)
+    outputs = run_reward_loop(manager, make_batch(verl, tokenizer))
+    assert [output["reward_score"] for output in outputs] == [0.8, 0.2, 0.75, 0.25]
+    assert [output["reward_extra_info"]["group_size"] for output in outputs] == [2, 2, 2, 2]
+
+
+def test_an_incomplete_group_fails_loudly_after_the_wait(verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop) -> None:
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    manager = load_reward_manager(config("compute_score_group", n=3), tokenizer)
+    manager.group_wait = 0.2  # a group of 3 of which this worker only ever sees 2
+    outputs = run_reward_loop(manager, make_batch(verl, tokenizer)[:2])
+    for output in outputs:
+        assert output["reward_score"] == 0.0
+        assert "2 of 3 samples reached this reward worker" in output["reward_extra_info"]["error"]
+        assert "reward.num_workers=1" in output["reward_extra_info"]["error"]
+
+
+def test_classic_rewardkit_manager_whole_batch(verl: Any, tokenizer: Any) -> None:
+    import rewardkit.adapters.verl_managers  # noqa: F401  (registers "rewardkit" with verl)
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.workers.reward_manager import get_reward_manager_cls
+
+    data = make_batch(verl, tokenizer)
+    prompt_width = data.batch["prompts"].shape[-1]
+    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
+    for function, expected in (("compute_score_group", [0.8, 0.2, 0.75, 0.25]), ("compute_score_prompt", None)):
+        compute_score = get_custom_reward_fn(config(function))
+        manager = get_reward_manager_cls("rewardkit")(tokenizer=tokenizer, num_examine=0, compute_score=compute_score)
+        output = manager(data, return_dict=True)
+        scores = [float(output["reward_tensor"][row, column]) for row, column in enumerate(last)]
+        if expected is None:
+            expected = [float(len(response_ids(tokenizer, 0))), float(len(response_ids(tokenizer, 1))), 0.0, 0.0]
+        assert scores == pytest.approx(expected)
+        assert len(set(map(len, output["reward_extra_info"].values()))) == 1  # one value per sample for every key
+
+
+def test_verls_own_managers_cannot_give_these_fields_and_say_so(verl: Any, tokenizer: Any) -> None:
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.workers.reward_manager import get_reward_manager_cls
+
+    data = make_batch(verl, tokenizer)
+    naive = get_reward_manager_cls("naive")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_prompt")))
+    with pytest.raises(MissingFieldError, match="pkg://rewardkit.adapters.verl_managers"):
+        naive(data, return_dict=True)
+    batch = get_reward_manager_cls("batch")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_group")))
+    with pytest.raises(TypeError, match="no uid to group by"):
+        batch(data, return_dict=True)
