@@ -87,6 +87,12 @@ class OpenRLHFReward(RewardAdapter):
                 f"missing_extra must be a number for OpenRLHF, whose extra_logs are tensors; got {missing_extra!r}"
             )
         super().__init__(reward, missing_extra=missing_extra, **options)
+        if self.is_group and self.reward.over == "group":
+            # Raised here: OpenRLHF logs and swallows what reward_func raises, leaving samples unrewarded.
+            raise self.group_error(
+                f"{self.group_hint()} (file and HTTP paths alike), so the samples of a prompt never meet "
+                "in one call; a reward declared @group_reward(over='batch') is scored over each call"
+            )
         self.stop_strings = tuple(stop_strings)
         self.return_tensors = return_tensors
         self._numeric_keys: tuple[str, ...] | None = None
@@ -122,22 +128,6 @@ class OpenRLHFReward(RewardAdapter):
 
     def group_hint(self) -> str:
         return "OpenRLHF 0.11 calls reward_func with one sample per call"
-
-    def call_groups(self, prompts: Sequence[Any]) -> list[list[int]]:
-        """The groups of one call: every sample for a batch reward, else the samples of each
-        prompt (a group reward needs them together, which OpenRLHF 0.11's calls never do)."""
-        if self.reward.over == "batch":
-            return [list(range(len(prompts)))]
-        groups: dict[Any, list[int]] = {}
-        for index, prompt in enumerate(prompts):
-            groups.setdefault(prompt, []).append(index)
-        if all(len(members) == 1 for members in groups.values()) and len(prompts) > 0:
-            raise self.group_error(
-                f"this {self.framework} call holds no two samples of one prompt ({self.group_hint()}); "
-                "score it over the call with @group_reward(over='batch'), or group it where the "
-                "samples of a prompt meet"
-            )
-        return list(groups.values())
 
     def numeric_keys(self, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored]) -> tuple[str, ...]:
         """The extras keys logged to ``extra_logs``: those whose first successful value is a number."""
@@ -180,7 +170,7 @@ class OpenRLHFReward(RewardAdapter):
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
         if self.is_group:
-            return self.result(self.score_groups(samples, self.call_groups(prompts)))
+            return self.result(self.score_groups(samples, [list(range(len(samples)))]))
         return self.result(self.score_batch(samples))
 
 
