@@ -15,6 +15,20 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.messages import prompt_text
+
+
+def with_prompt_and_completion(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` plus ``prompt`` and ``completion`` split from AgentFly's ``trajectory`` at its
+    first assistant message (kept as given when the caller passes them, or without a trajectory)."""
+    trajectory = fields.get("trajectory")
+    if not isinstance(trajectory, list) or ("prompt" in fields and "completion" in fields):
+        return fields
+    start = next(
+        (i for i, m in enumerate(trajectory) if isinstance(m, dict) and m.get("role") == "assistant"), len(trajectory)
+    )
+    derived = {"prompt": prompt_text(trajectory[:start]), "completion": trajectory[start:]}
+    return {**derived, **fields}
 
 
 class AgentFlyReward(RewardAdapter):
@@ -23,7 +37,7 @@ class AgentFlyReward(RewardAdapter):
     framework: ClassVar[str] = "AgentFly"
 
     async def __call__(self, **fields: Any) -> dict[str, Any]:
-        scored = await self.score_one_async(fields)
+        scored = await self.score_one_async(with_prompt_and_completion(fields))
         if scored.error is not None:
             return {"reward": scored.reward, "error": scored.error}
         return {**(scored.extras or {}), "reward": scored.reward}

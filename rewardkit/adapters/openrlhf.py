@@ -9,8 +9,11 @@ per sample per key, logged to wandb), as tensors. It never awaits: the adapter i
 runs an async reward to completion itself.
 
 Field mapping (defaults; change with ``field_map``): ``final_response`` is the query minus its
-prompt, without trailing end-of-turn markers (``stop_strings``); ``trajectory`` is the prompt
-as a user message and the response as an assistant message; a label holding several fields
+prompt, without trailing end-of-turn markers (``stop_strings``), or its last assistant turn when
+the response holds several (an agent's multi-turn rollout rendered with ChatML or Llama 3
+markers: ``completion`` is then those turns as messages, else the response as one assistant
+message); ``trajectory`` is the prompt as a user message followed by ``completion``; ``prompt``
+is the prompt's text; a label holding several fields
 (a dict, or a JSON object in a string) gives one task field per key, any other label becomes
 ``answer`` (``field_map={"label": ...}`` renames it).
 

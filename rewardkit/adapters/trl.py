@@ -14,7 +14,11 @@ Field mapping (defaults; change with ``field_map``): ``final_response`` is the c
 data, where the completion may also hold tool calls and tool results); ``trajectory`` is
 the prompt's messages followed by the completion's (a plain prompt becomes one user message,
 a plain completion one assistant message); each list column -> a task field of its name;
-``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's).
+``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's);
+``prompt`` is the prompt's text (a chat prompt's last user message), ``completion`` the
+completion's messages, ``completion_ids``/``completion_length`` TRL's token ids and their count.
+A group reward is scored over each prompt's consecutive completions (or runs of ``group_size``).
+A ``NOT_APPLICABLE`` sample gets ``None``.
 
 Results: the reward per completion (the ``fallback`` on failure, which may be ``None``);
 through ``log_metric``: ``<name>/<key>`` (mean over samples) for numeric extras and

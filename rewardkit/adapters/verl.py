@@ -13,9 +13,11 @@ calls it in one of two shapes:
 The same adapter answers both. Field mapping (defaults; change with ``field_map``):
 ``solution_str`` -> ``final_response``; ``ground_truth`` -> ``answer``; ``data_source`` ->
 ``data_source``; each ``extra_info`` key -> a task field of that name; extra keyword
-arguments (``reward_kwargs`` from the config) -> task fields of their names. ``trajectory`` is
-the single assistant message (verl passes no prompt text). Where ``ground_truth`` and an
-``extra_info`` key map to one field, ``ground_truth`` wins.
+arguments (``reward_kwargs`` from the config) -> task fields of their names. ``trajectory`` and
+``completion`` are the single assistant message (verl passes no prompt text to
+``compute_score``; rewardkit's reward managers in ``rewardkit.adapters.verl_managers`` add the
+prompt, token ids and ``uid`` groups). Where ``ground_truth`` and an ``extra_info`` key map to
+one field, ``ground_truth`` wins. A ``NOT_APPLICABLE`` sample scores 0.0 with ``error`` ``""``.
 
 Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample
 (``error`` holds the failure text, ``""`` when the sample succeeded), as a ``VerlScore``: a dict
