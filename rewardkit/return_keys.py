@@ -21,14 +21,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-Kind = Literal["number", "text", "any"]
-"""What an extra's values are: numbers (bools included), text, or anything (unknown)."""
+Kind = Literal["number", "text", "other", "any"]
+"""What an extra's values are: numbers (bools included), text, other values that are not numbers
+(containers), or anything (unknown)."""
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 NUMBER_CALLS = frozenset({"float", "int", "bool", "round", "abs", "len", "sum", "min", "max", "pow"})
 """Builtins whose result, when a reward returns it, is a number (``min``/``max`` of dicts fail)."""
 TEXT_CALLS = frozenset({"str", "repr", "format"})
+_CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _SAFE_METHODS = frozenset({"get", "items", "keys", "values", "copy", "__getitem__", "__contains__"})
 
@@ -53,7 +55,7 @@ class Shape:
         """Union with ``other`` (a key's kind becomes ``any`` where the two disagree)."""
         for key, kind in other.keys.items():
             mine = self.keys.get(key)
-            self.keys[key] = kind if mine is None or mine == kind else "any"
+            self.keys[key] = kind if mine is None else join_kinds({mine, kind})
 
 
 Follow = Callable[[str, int], "Shape | None"]
@@ -102,6 +104,9 @@ class _Reader:
         self.annotated: Kind = "any" if isinstance(function, ast.Lambda) else annotated_kind(function.returns)
         """The kind of every extra a ``-> dict[str, float]`` (or ``str``) annotation promises."""
         self.parameters = {arg.arg for arg in _all_arguments(function.args)}
+        arguments = function.args
+        self.packed = {arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None}
+        """``*args`` and ``**kwargs``: a tuple and a dict."""
         self.bindings: dict[str, list[ast.expr | None]] = {}
         self.stored_keys: dict[str, dict[str, ast.expr]] = {}
         self.opaque: set[str] = set()
@@ -259,15 +264,22 @@ class _Reader:
             return "number"
         if is_text(value):
             return "text"
+        if isinstance(value, _CONTAINERS) or (isinstance(value, ast.Name) and value.id in self.packed):
+            return "other"
         if isinstance(value, ast.IfExp):
-            kinds = {self._kind(value.body, seen), self._kind(value.orelse, seen)}
-            return kinds.pop() if len(kinds) == 1 else "any"
+            return join_kinds({self._kind(value.body, seen), self._kind(value.orelse, seen)})
         if isinstance(value, ast.Name) and value.id not in seen:
             values = self.bindings.get(value.id)
             if values and None not in values and value.id not in self.parameters:
-                kinds = {self._kind(item, seen | {value.id}) for item in values}  # type: ignore[arg-type]
-                return kinds.pop() if len(kinds) == 1 else "any"
+                return join_kinds({self._kind(item, seen | {value.id}) for item in values})  # type: ignore[arg-type]
         return "any"
+
+
+def join_kinds(kinds: set[Kind]) -> Kind:
+    """The kind of a value that can be any of ``kinds``: ``other`` for text or other values."""
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return "other" if kinds <= {"text", "other"} else "any"
 
 
 def is_number(node: ast.expr) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.fields import PREDEFINED_FIELDS, framework_hint
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
 
@@ -134,6 +134,7 @@ class FieldBinding:
             message += f". {first!r} is a predefined field ({PREDEFINED_FIELDS[first]}) that the caller must pass"
         else:
             message += f". Add {first!r} to the task input or give the parameter a default"
+        message += framework_hint(available)
         return MissingFieldError(
             message, reward_name=self.reward_name, parameter=first, available=available, suggestion=suggestion
         )
@@ -471,7 +472,10 @@ def _declared_extra_keys(
 def _positional_call_error(name: str, count: int) -> TypeError:
     return TypeError(
         f"reward {name!r} takes fields by keyword only (got {count} positional "
-        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...)"
+        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...). A framework "
+        "that calls its reward positionally (OpenRLHF's reward_func(queries, prompts, labels), verl's "
+        "prime manager) takes a rewardkit reward through its adapter: rewardkit.adapters.to_openrlhf / "
+        "to_verl / to_trl (see docs/adapters.md)"
     )
 
 

@@ -15,12 +15,13 @@ Contract (stable; used by ``rewardkit.adapters`` and ``rewardkit serve``):
   ``BaseReward`` subclass); else the keys its ``return`` statements name
   (``rewardkit.return_keys``: dict displays, ``dict(...)``, local dicts, plain helper functions
   followed). ``extra_keys`` is a sequence of names, or a mapping name -> type (``bool``/``int``/
-  ``float``: a number, ``str``: text, anything else: any value); ``()`` means "no extras".
+  ``float``: a number, ``str``: text, ``list``/``dict``/``tuple``/``set``: other, anything else:
+  any value); ``()`` means "no extras".
 * When none of these can tell, it raises ``ResultSchemaError`` (a ``RewardShapeError``) that
   names the reward, its ``file:line``, the return it could not read and ``extra_keys``: raised
   when the adapter (or server) is built, never mid-training.
 * ``ResultSchema.keys`` (ordered names, ``reward`` never among them), ``.kinds`` (name ->
-  ``"number"``/``"text"``/``"any"``), ``.fills`` (name -> value on a sample without extras),
+  ``"number"``/``"text"``/``"other"``/``"any"``: what frameworks that log numbers only need), ``.fills`` (name -> value on a sample without extras),
   ``.source`` (``"declared"`` or ``"returns"``), ``.location``.
 * ``ResultSchema.conform(extras)``: a dict with exactly ``keys``: ``extras``' values, a key it
   lacks given its fill, a key outside the schema dropped (logged once per reward and key).
@@ -72,6 +73,14 @@ class ResultSchema:
     location: str
     _warned: set[str] = field(default_factory=set, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kinds", types.MappingProxyType(dict(self.kinds)))
+        object.__setattr__(self, "fills", types.MappingProxyType(dict(self.fills)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = (self.reward_name, self.keys, dict(self.kinds), dict(self.fills), self.source, self.location)
+        return (ResultSchema, fields)
+
     def conform(self, extras: Mapping[str, Any] | None) -> dict[str, Any]:
         """``extras`` with exactly this schema's keys (``None``: a sample without extras)."""
         fills = self.fills
@@ -115,7 +124,7 @@ def result_schema(reward: Any, *, extra_keys: Iterable[str] | Mapping[str, Any] 
         kinds = dict(_read_returns(target, name, location).keys)
         source = "returns"
     keys = tuple(kinds)
-    return ResultSchema(name, keys, types.MappingProxyType(kinds), _fills(keys, fill), source, location)
+    return ResultSchema(name, keys, kinds, _fills(keys, fill), source, location)
 
 
 def declared_kinds(extra_keys: Iterable[str] | Mapping[str, Any], *, owner: str) -> dict[str, Kind]:
@@ -140,6 +149,8 @@ def _kind_of_type(annotation: Any) -> Kind:
         return "number"
     if annotation is str:
         return "text"
+    if isinstance(annotation, type) and issubclass(annotation, (list, tuple, dict, set)):
+        return "other"
     return "any"
 
 
@@ -148,8 +159,8 @@ def _fills(keys: tuple[str, ...], fill: Any) -> Mapping[str, Any]:
         unknown = [key for key in fill if key not in keys]
         if unknown:
             raise RewardShapeError(f"fill names {unknown!r}, which are not extras of the schema ({', '.join(keys)})")
-        return types.MappingProxyType({key: fill.get(key) for key in keys})
-    return types.MappingProxyType(dict.fromkeys(keys, fill))
+        return {key: fill.get(key) for key in keys}
+    return dict.fromkeys(keys, fill)
 
 
 # -- reading the definition ------------------------------------------------------------------
