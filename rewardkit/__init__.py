@@ -14,6 +14,7 @@ from rewardkit._version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rewardkit.calculate import build_fields, calculate_reward, calculate_rewards
+    from rewardkit.composition import RewardComponentError, weighted_sum
     from rewardkit.context import Context, ResourceManager, ResourceSpec
     from rewardkit.errors import (
         FieldCollisionError,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         RewardValueError,
         UnknownRewardError,
     )
-    from rewardkit.composition import RewardComponentError, weighted_sum
     from rewardkit.fields import PREDEFINED_FIELDS
     from rewardkit.groups import GroupingError, GroupReward, group_reward
     from rewardkit.metrics import Trajectory, compute_data_metrics

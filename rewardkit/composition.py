@@ -173,7 +173,7 @@ class WeightedReward(Reward):
 
     travels_by_value: ClassVar[bool] = True
 
-    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:  # noqa: D107
+    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:
         self.components = tuple(components)
         self.name = name
         self.none_as_zero = False
@@ -246,7 +246,7 @@ class WeightedGroupReward(WeightedReward):
 
     is_group: ClassVar[bool] = True
 
-    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:  # noqa: D107
+    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:
         super().__init__(components, name=name, location=location)
         grouped = [c.reward for c in self.components if is_group_reward(c.reward)]
         self.over = "group" if any(reward.over == "group" for reward in grouped) else "batch"

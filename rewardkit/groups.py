@@ -363,10 +363,10 @@ async def calculate_group_rewards(
 
 
 __all__ = [
-    "calculate_group_rewards",
     "GroupReward",
     "GroupingError",
     "Over",
+    "calculate_group_rewards",
     "consecutive_groups",
     "group_indices",
     "group_reward",

@@ -44,7 +44,12 @@ from rewardkit.adapters.base import (
     compose_fields,
     mark_coroutine_function,
 )
-from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text, prompt_text
+from rewardkit.adapters.messages import (
+    AdapterInputError,
+    as_messages,
+    last_assistant_text,
+    prompt_text,
+)
 from rewardkit.groups import consecutive_groups
 from rewardkit.metrics import as_number
 

@@ -37,7 +37,9 @@ def test_prompt_and_completion_from_the_trajectory() -> None:
     result = asyncio.run(adapter(final_response="42", trajectory=TRAJECTORY, id="r1", chain_id="c", group_id="g"))
     assert result == {"reward": 1.0, "prompt": "what is 6*7?", "turns": 3}
     skipped = asyncio.run(adapter(final_response="42", trajectory=[{"role": "user", "content": "skip"}], id="r2"))
-    assert skipped["reward"] == 0.0 and "error" not in skipped and adapter.stats.failures == 0
+    assert skipped["reward"] == 0.0
+    assert "error" not in skipped
+    assert adapter.stats.failures == 0
 
 
 def test_a_group_reward_is_refused_per_rollout() -> None:

@@ -117,7 +117,9 @@ def test_single_turn_executor_weighted_sum_and_not_applicable(agent: Any) -> Non
     skipped = run_single_turn(agent, "", "four")  # no label: the weighted component does not apply
     assert float(skipped["reward"][0]) == 0.0  # OpenRLHF needs a number: 0.0 stands for "not applicable"
     logs = {key: float(value[0]) for key, value in skipped["extra_logs"].items()}
-    assert logs["error"] == 0.0 and logs["orl_brevity"] == 1.0 and logs["orl_reads_prompt/prompt_words"] == 0.0
+    assert logs["error"] == 0.0
+    assert logs["orl_brevity"] == 1.0
+    assert logs["orl_reads_prompt/prompt_words"] == 0.0
 
 
 @group_reward(name="orl_batch_share", over="batch", auto_register=False)

@@ -153,7 +153,8 @@ def test_grpo_trainer_with_group_length_skip_and_weighted_rewards(tmp_path: Path
     assert trainer.state.global_step == 2
 
     # the group reward saw TRL's groups: num_generations completions of one prompt each
-    assert GROUPS and all(len(group) == 2 and group[0] == group[1] for group in GROUPS)
+    assert GROUPS
+    assert all(len(group) == 2 and group[0] == group[1] for group in GROUPS)
     # the token ids TRL generated reached the reward, and the overlong punishment follows them
     assert all(item["length"] == len(item["ids"]) <= 4 for item in SEEN)
     table = trainer._logs
@@ -163,7 +164,8 @@ def test_grpo_trainer_with_group_length_skip_and_weighted_rewards(tmp_path: Path
     ]
     # "not applicable": NaN in TRL's table for odd answers, never counted as a failure
     skipped = [value for value in table["rewards"]["trl_only_even"] if math.isnan(value)]
-    assert skipped and skipping.stats.failures == 0
+    assert skipped
+    assert skipping.stats.failures == 0
     # the weighted sum logs each component; the metric-only one (weight 0) does not count
     extra = table["extra"]
     assert set(extra) >= {"total/trl_only_even", "total/trl_group_rank", "total/trl_only_even/checked", "total/error"}
@@ -171,4 +173,5 @@ def test_grpo_trainer_with_group_length_skip_and_weighted_rewards(tmp_path: Path
         assert share is not None
         assert (math.isnan(value) and even is None) or value == even
     steps = [entry for entry in logged if "rewards/total/mean" in entry]
-    assert len(steps) == 2 and all(math.isfinite(entry["reward"]) for entry in steps)
+    assert len(steps) == 2
+    assert all(math.isfinite(entry["reward"]) for entry in steps)

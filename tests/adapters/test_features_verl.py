@@ -152,9 +152,10 @@ def test_an_incomplete_group_fails_loudly_after_the_wait(verl: Any, tokenizer: A
 
 
 def test_classic_rewardkit_manager_whole_batch(verl: Any, tokenizer: Any) -> None:
-    import rewardkit.adapters.verl_managers  # noqa: F401  (registers "rewardkit" with verl)
     from verl.trainer.ppo.reward import get_custom_reward_fn
     from verl.workers.reward_manager import get_reward_manager_cls
+
+    import rewardkit.adapters.verl_managers  # noqa: F401  (registers "rewardkit" with verl)
 
     data = make_batch(verl, tokenizer)
     prompt_width = data.batch["prompts"].shape[-1]
@@ -176,7 +177,7 @@ def test_verls_own_managers_cannot_give_these_fields_and_say_so(verl: Any, token
 
     data = make_batch(verl, tokenizer)
     naive = get_reward_manager_cls("naive")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_prompt")))
-    with pytest.raises(MissingFieldError, match="pkg://rewardkit.adapters.verl_managers"):
+    with pytest.raises(MissingFieldError, match=r"pkg://rewardkit\.adapters\.verl_managers"):
         naive(data, return_dict=True)
     batch = get_reward_manager_cls("batch")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_group")))
     with pytest.raises(TypeError, match="no uid to group by"):

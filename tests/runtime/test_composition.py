@@ -53,7 +53,8 @@ def rewards_of(results: list[Any]) -> list[Any]:
 
 def test_weighted_sum_of_sync_and_async_rewards_logs_each_component() -> None:
     total = weighted_sum([accuracy, brevity], [1.0, 0.5], name="total")
-    assert isinstance(total, WeightedReward) and total.is_async
+    assert isinstance(total, WeightedReward)
+    assert total.is_async
     assert set(total.parameters) == {"final_response", "answer", "limit"}
     results = asyncio.run(calculate_rewards(total, SAMPLES))
     assert rewards_of(results) == [1.5, 0.0, 0.5]  # accuracy not applicable: left out of the sum
@@ -67,7 +68,8 @@ def test_weight_zero_is_a_metric_only() -> None:
     assert rewards_of(results)[:2] == [1.0, 0.0]
     assert [result["brevity"] for result in results] == [1.0, 0.0, 1.0]
     # every weighted component not applicable: the composition is not applicable
-    assert not results[2].applicable and results[2]["brevity"] == 1.0
+    assert not results[2].applicable
+    assert results[2]["brevity"] == 1.0
 
 
 def test_a_failing_component_fails_the_sample_naming_it() -> None:
@@ -87,7 +89,8 @@ def test_a_missing_field_stays_a_configuration_error() -> None:
 
 def test_with_a_group_component_the_sum_is_a_group_reward() -> None:
     total = weighted_sum([accuracy, group_share], [1.0, 2.0], name="grouped")
-    assert isinstance(total, WeightedGroupReward) and total.over == "group"
+    assert isinstance(total, WeightedGroupReward)
+    assert total.over == "group"
     results = asyncio.run(calculate_rewards(total, SAMPLES, group_by="prompt"))
     assert rewards_of(results) == [2.0, 1.0, 2.0]
     assert results[1].extras == {"accuracy": 0.0, "accuracy/pred": "a very long wrong answer", "group_share": 0.5}
@@ -112,4 +115,5 @@ def test_components_by_registry_name_and_pickling() -> None:
     assert total(final_response=text).reward == 1.5
     restored = pickle.loads(pickle.dumps(total))
     assert restored(final_response=text) == total(final_response=text)
-    assert restored.weights == (1.0, 0.5) and restored.labels == ("tag_count_reward", "reasoning_steps_reward")
+    assert restored.weights == (1.0, 0.5)
+    assert restored.labels == ("tag_count_reward", "reasoning_steps_reward")

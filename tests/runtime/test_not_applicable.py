@@ -31,12 +31,16 @@ def test_a_reward_says_not_applicable_and_it_is_not_recorded_as_a_failure() -> N
     results = asyncio.run(calculate_rewards(needs_gold, samples, on_error="record"))
     assert results[0] == {"reward": 1.0, "checked": True}
     skipped = results[1]
-    assert isinstance(skipped, NotApplicable) and not skipped.applicable
-    assert skipped.reward is None and skipped.reason == "no gold answer"
-    assert "error" not in skipped and skipped.extras == {"checked": False}
+    assert isinstance(skipped, NotApplicable)
+    assert not skipped.applicable
+    assert skipped.reward is None
+    assert skipped.reason == "no gold answer"
+    assert "error" not in skipped
+    assert skipped.extras == {"checked": False}
     # metrics leave it out of the reward's statistics but keep its extras
     metrics = compute_data_metrics(results)
-    assert metrics["reward/mean"] == 1.0 and metrics["reward_extra/checked/mean"] == 0.5
+    assert metrics["reward/mean"] == 1.0
+    assert metrics["reward_extra/checked/mean"] == 0.5
 
 
 def test_none_is_still_an_error_for_a_per_sample_reward() -> None:

@@ -276,7 +276,8 @@ def test_cosine_scaled_reward_grades_and_skips_a_bad_gold() -> None:
     wrong = cosine(final_response=r"\boxed{5}", answer="4")
     assert wrong.reward == pytest.approx(OpenR1.cosine_scaled_reward(9, False, max_len=100))
     skipped = cosine(final_response=r"\boxed{5}", answer="")  # a gold the grader cannot parse
-    assert not skipped.applicable and skipped.reward is None
+    assert not skipped.applicable
+    assert skipped.reward is None
 
 
 def test_the_shaping_rewards_are_registered_built_ins() -> None:
