@@ -343,18 +343,15 @@ async def calculate_group_rewards(
         for index in indices:
             results[index] = failed
 
-    pending = iter(groups)
+    semaphore = asyncio.Semaphore(concurrency)
 
-    async def worker() -> None:
-        for indices in pending:  # shared iterator: each group is taken once
+    async def bounded(indices: list[int]) -> None:
+        async with semaphore:
             await run_group(indices)
 
-    tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(groups)))]
+    tasks = [asyncio.ensure_future(bounded(indices)) for indices in groups]
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION) if tasks else (set(), set())
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        await asyncio.gather(*tasks)  # the first error propagates; the rest are cancelled below
     finally:
         for task in tasks:
             task.cancel()
