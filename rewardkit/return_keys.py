@@ -276,10 +276,12 @@ class _Reader:
 
 
 def join_kinds(kinds: set[Kind]) -> Kind:
-    """The kind of a value that can be any of ``kinds``: ``other`` for text or other values."""
+    """The kind of a value that can be any of ``kinds``. A value that is sometimes text or a
+    container and never known to be a number (``words[-1] if words else ""``) is ``other``: it is
+    no number column, whatever the unknown branch holds."""
     if len(kinds) == 1:
         return next(iter(kinds))
-    return "other" if kinds <= {"text", "other"} else "any"
+    return "other" if "number" not in kinds and kinds & {"text", "other"} else "any"
 
 
 def is_number(node: ast.expr) -> bool:

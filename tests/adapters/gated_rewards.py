@@ -61,7 +61,9 @@ async def gated_async(final_response: str, answer: str, gate: str | None = None,
     """The async twin of ``gated``."""
     settle = _fail_or_wait(final_response, gate, settle)
     started = time.monotonic()
-    while not _gate_is_open(gate, started):
+    while True:  # a file written by another process: polled
+        if _gate_is_open(gate, started):
+            break
         await asyncio.sleep(0.01)
     await asyncio.sleep(settle)
     return _score(final_response, answer)

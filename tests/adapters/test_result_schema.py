@@ -84,7 +84,7 @@ class StatefulDeclared(BaseReward, auto_register=False):
 @pytest.mark.parametrize(
     ("target", "keys", "kinds"),
     [
-        (through_a_helper, ("acc", "pred"), {"acc": "number", "pred": "any"}),
+        (through_a_helper, ("acc", "pred"), {"acc": "number", "pred": "other"}),
         (built_locally, ("length", "question", "note"), {"length": "number", "question": "number", "note": "text"}),
         (numbers_only, (), {}),
         (conditional, ("kind", "size"), {"kind": "text", "size": "number"}),
