@@ -182,3 +182,41 @@ def test_verls_own_managers_cannot_give_these_fields_and_say_so(verl: Any, token
     batch = get_reward_manager_cls("batch")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_group")))
     with pytest.raises(TypeError, match="no uid to group by"):
         batch(data, return_dict=True)
+
+
+def test_trainer_path_on_ray_groups_by_uid(verl: Any, tokenizer: Any, ray_session: Any, tmp_path: Path) -> None:
+    """verl's trainer reward step: ``RewardLoopManager.compute_rm_score`` on Ray, a fresh
+    ``RewardLoopWorker`` loading rewardkit's manager by ``pkg://`` path and the reward file."""
+    from omegaconf import OmegaConf
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+    from verl.trainer.ppo.reward import extract_reward
+
+    tokenizer.save_pretrained(str(tmp_path))
+    model = {"path": str(tmp_path), "tokenizer_path": str(tmp_path)}
+    settings = OmegaConf.merge(config("compute_score_group", n=2), {"actor_rollout_ref": {"model": model}})
+    data = make_batch(verl, tokenizer)
+    manager = RewardLoopManager(settings)
+    try:
+        output = manager.compute_rm_score(data)
+    finally:
+        for worker in manager.reward_loop_workers:
+            ray_session.kill(worker)
+    reward_tensor, extra = extract_reward(output)
+    prompt_width = data.batch["prompts"].shape[-1]
+    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
+    assert [float(reward_tensor[row, column]) for row, column in enumerate(last)] == pytest.approx([0.8, 0.2, 0.75, 0.25])
+    assert list(extra["group_size"]) == [2, 2, 2, 2]
+    assert list(extra["error"]) == ["", "", "", ""]
+
+
+def test_a_batch_reward_in_verls_batch_manager(verl: Any, tokenizer: Any) -> None:
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.workers.reward_manager import get_reward_manager_cls
+
+    data = make_batch(verl, tokenizer)
+    manager = get_reward_manager_cls("batch")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_batch")))
+    output = manager(data, return_dict=True)
+    prompt_width = data.batch["prompts"].shape[-1]
+    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
+    # lengths: "the answer is 42" (16), "42" (2), "it is four" (10), "4" (1): one call ranks all four
+    assert [float(output["reward_tensor"][row, column]) for row, column in enumerate(last)] == pytest.approx([1.0, 1 / 3, 2 / 3, 0.0])

@@ -29,3 +29,13 @@ def group_share(final_response: list[str], uid: list[str]) -> list[dict[str, Any
 
 compute_score_prompt = to_verl(prompt_and_ids)
 compute_score_group = to_verl(group_share)
+
+
+@group_reward(name="verl_batch_rank", over="batch", auto_register=False)
+def batch_rank(final_response: list[str]) -> list[float]:
+    """Like a reward model scoring a whole batch at once: each response's rank by length, in [0, 1]."""
+    order = sorted(range(len(final_response)), key=lambda index: (len(final_response[index]), index))
+    return [order.index(index) / max(1, len(final_response) - 1) for index in range(len(final_response))]
+
+
+compute_score_batch = to_verl(batch_rank)

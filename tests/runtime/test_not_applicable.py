@@ -64,3 +64,11 @@ def test_the_not_applicable_result_reads_as_agentflys_dict_and_survives_pickling
         result["reward"] = 1.0  # type: ignore[index]
     with pytest.raises(ValueError, match="'reward' key"):
         NotApplicable("x", {"reward": 1.0})
+
+
+def test_the_result_schema_reads_not_applicable_returns_as_rows_of_fills() -> None:
+    from rewardkit.schema import result_schema
+
+    assert result_schema(needs_gold).keys == ("checked",)
+    results = asyncio.run(calculate_rewards(needs_gold, [{"final_response": "1", "answer": None}]))
+    assert result_schema(needs_gold).conform(results[0].extras) == {"checked": False}
