@@ -168,8 +168,10 @@ class VerlReward(RewardAdapter):
 
     def check_plain_call(self) -> None:
         """Raise, for verl's own managers, what only rewardkit's managers can give the reward."""
-        binding = getattr(self.reward, "binding", None)
-        needed = [name for name in (binding.required if binding else ()) if name in MANAGER_FIELDS]
+        needed = self.__dict__.get("_manager_fields")
+        if needed is None:  # worked out once: this runs on every call
+            binding = getattr(self.reward, "binding", None)
+            needed = self._manager_fields = [name for name in (binding.required if binding else ()) if name in MANAGER_FIELDS]
         if needed:
             raise MissingFieldError(
                 f"reward {self.__name__!r} requires {', '.join(map(repr, needed))}, which verl's "

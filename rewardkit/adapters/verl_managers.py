@@ -173,10 +173,12 @@ class RewardkitRewardLoopManager(RewardManagerBase):
     async def run_single(self, data: DataProto) -> dict[str, Any]:
         data = data[-1:]  # as verl's managers: a multi-sequence output is scored on its last sequence
         fields = row_fields(self.adapter, data, 0, self.tokenizer, self.reward_kwargs)
-        if not self.adapter.is_group:
-            scored = await self.adapter.score_one_async(fields)
-        else:
+        if self.adapter.is_group:
             scored = await self._score_in_group(fields)
+        elif self.adapter.reward.is_async:
+            scored = await self.adapter.score_one_async(fields)
+        else:  # as verl's own managers run a sync compute_score: off the worker's event loop
+            scored = await asyncio.get_running_loop().run_in_executor(None, self.adapter.score_one, fields)
         result = self.adapter.result(scored)
         return {"reward_score": result["score"], "reward_extra_info": dict(result)}
 

@@ -5,13 +5,17 @@ user's config loads them), with a real ``DataProto``."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from adapter_testing import require_module
+from test_verl_managers import (
+    event_loop_of_a_worker,  # noqa: F401  (a fixture: a fresh worker's event loop)
+    run_reward_loop,
+    scores_at_last_token,
+)
+from test_verl_managers import make_batch as base_batch
 from tiny_models import word_tokenizer
 
 from rewardkit.errors import MissingFieldError
@@ -38,42 +42,17 @@ def tokenizer(verl: Any) -> Any:
     return word_tokenizer(word for row in ROWS for text in row[:2] for word in text.split())
 
 
-@pytest.fixture
-def worker_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
-
-
 def make_batch(verl: Any, tokenizer: Any, rows: list[tuple[str, str, str]] = ROWS) -> Any:
-    """A DataProto as verl's rollout builds it, with ``raw_prompt`` messages and ``uid``."""
+    """verl's rollout batch (``test_verl_managers``), with chat ``raw_prompt`` messages and each row's ``uid``."""
     import numpy as np
-    import torch
 
-    prompts = [tokenizer.encode(prompt) for prompt, _, _ in rows]
-    responses = [tokenizer.encode(response) for _, response, _ in rows]
-    prompt_width, response_width = max(map(len, prompts)), max(map(len, responses)) + 2
-    pad = tokenizer.pad_token_id
-    mask = [[0] * (prompt_width - len(p)) + [1] * len(p) + [1] * len(r) + [0] * (response_width - len(r)) for p, r in zip(prompts, responses)]
-    return verl.DataProto.from_dict(
-        tensors={
-            "prompts": torch.tensor([[pad] * (prompt_width - len(ids)) + ids for ids in prompts]),
-            "responses": torch.tensor([ids + [pad] * (response_width - len(ids)) for ids in responses]),
-            "attention_mask": torch.tensor(mask),
-        },
-        non_tensors={
-            "data_source": np.array(["rk"] * len(rows), dtype=object),
-            "reward_model": np.array([{"ground_truth": "x", "style": "rule"} for _ in rows], dtype=object),
-            "extra_info": np.array([{"index": index} for index in range(len(rows))], dtype=object),
-            "raw_prompt": np.array(
-                [[{"role": "system", "content": "be brief"}, {"role": "user", "content": prompt}] for prompt, _, _ in rows],
-                dtype=object,
-            ),
-            "uid": np.array([uid for _, _, uid in rows], dtype=object),
-        },
+    data = base_batch(verl, tokenizer, rows=[(prompt, response, "x") for prompt, response, _ in rows])
+    data.non_tensor_batch["raw_prompt"] = np.array(
+        [[{"role": "system", "content": "be brief"}, {"role": "user", "content": prompt}] for prompt, _, _ in rows],
+        dtype=object,
     )
+    data.non_tensor_batch["uid"] = np.array([uid for _, _, uid in rows], dtype=object)
+    return data
 
 
 def config(function: str, *, n: int | None = None) -> Any:
@@ -97,22 +76,14 @@ def config(function: str, *, n: int | None = None) -> Any:
     return OmegaConf.create(settings)
 
 
-def run_reward_loop(manager: Any, data: Any) -> list[dict[str, Any]]:
-    """What RewardLoopWorker.compute_score_batch does: one run_single task per sample, gathered."""
-
-    async def batch() -> list[dict[str, Any]]:
-        return list(await asyncio.gather(*(manager.run_single(data[index : index + 1]) for index in range(len(data)))))
-
-    return manager.loop.run_until_complete(batch())  # type: ignore[no-any-return]
-
-
 def response_ids(tokenizer: Any, index: int) -> list[int]:
     return tokenizer.encode(ROWS[index][1])
 
 
 @pytest.mark.parametrize("n", [2, None])
+@pytest.mark.usefixtures("event_loop_of_a_worker")
 def test_reward_loop_manager_gives_prompt_ids_and_not_applicable(
-    verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop, n: int | None
+    verl: Any, tokenizer: Any, n: int | None
 ) -> None:
     from verl.trainer.ppo.reward import load_reward_manager
 
@@ -128,8 +99,9 @@ def test_reward_loop_manager_gives_prompt_ids_and_not_applicable(
 
 
 @pytest.mark.parametrize("n", [2, None])
+@pytest.mark.usefixtures("event_loop_of_a_worker")
 def test_reward_loop_manager_scores_each_uid_group_together(
-    verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop, n: int | None
+    verl: Any, tokenizer: Any, n: int | None
 ) -> None:
     from verl.trainer.ppo.reward import load_reward_manager
 
@@ -139,7 +111,8 @@ def test_reward_loop_manager_scores_each_uid_group_together(
     assert [output["reward_extra_info"]["group_size"] for output in outputs] == [2, 2, 2, 2]
 
 
-def test_an_incomplete_group_fails_loudly_after_the_wait(verl: Any, tokenizer: Any, worker_loop: asyncio.AbstractEventLoop) -> None:
+@pytest.mark.usefixtures("event_loop_of_a_worker")
+def test_an_incomplete_group_fails_loudly_after_the_wait(verl: Any, tokenizer: Any) -> None:
     from verl.trainer.ppo.reward import load_reward_manager
 
     manager = load_reward_manager(config("compute_score_group", n=3), tokenizer)
@@ -158,13 +131,11 @@ def test_classic_rewardkit_manager_whole_batch(verl: Any, tokenizer: Any) -> Non
     import rewardkit.adapters.verl_managers  # noqa: F401  (registers "rewardkit" with verl)
 
     data = make_batch(verl, tokenizer)
-    prompt_width = data.batch["prompts"].shape[-1]
-    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
     for function, expected in (("compute_score_group", [0.8, 0.2, 0.75, 0.25]), ("compute_score_prompt", None)):
         compute_score = get_custom_reward_fn(config(function))
         manager = get_reward_manager_cls("rewardkit")(tokenizer=tokenizer, num_examine=0, compute_score=compute_score)
         output = manager(data, return_dict=True)
-        scores = [float(output["reward_tensor"][row, column]) for row, column in enumerate(last)]
+        scores = scores_at_last_token(output["reward_tensor"], data)
         if expected is None:
             expected = [float(len(response_ids(tokenizer, 0))), float(len(response_ids(tokenizer, 1))), 0.0, 0.0]
         assert scores == pytest.approx(expected)
@@ -202,9 +173,7 @@ def test_trainer_path_on_ray_groups_by_uid(verl: Any, tokenizer: Any, ray_sessio
         for worker in manager.reward_loop_workers:
             ray_session.kill(worker)
     reward_tensor, extra = extract_reward(output)
-    prompt_width = data.batch["prompts"].shape[-1]
-    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
-    assert [float(reward_tensor[row, column]) for row, column in enumerate(last)] == pytest.approx([0.8, 0.2, 0.75, 0.25])
+    assert scores_at_last_token(reward_tensor, data) == pytest.approx([0.8, 0.2, 0.75, 0.25])
     assert list(extra["group_size"]) == [2, 2, 2, 2]
     assert list(extra["error"]) == ["", "", "", ""]
 
@@ -216,7 +185,5 @@ def test_a_batch_reward_in_verls_batch_manager(verl: Any, tokenizer: Any) -> Non
     data = make_batch(verl, tokenizer)
     manager = get_reward_manager_cls("batch")(tokenizer=tokenizer, num_examine=0, compute_score=get_custom_reward_fn(config("compute_score_batch")))
     output = manager(data, return_dict=True)
-    prompt_width = data.batch["prompts"].shape[-1]
-    last = (data.batch["attention_mask"][:, prompt_width:].sum(dim=-1) - 1).tolist()
     # lengths: "the answer is 42" (16), "42" (2), "it is four" (10), "4" (1): one call ranks all four
-    assert [float(output["reward_tensor"][row, column]) for row, column in enumerate(last)] == pytest.approx([1.0, 1 / 3, 2 / 3, 0.0])
+    assert scores_at_last_token(output["reward_tensor"], data) == pytest.approx([1.0, 1 / 3, 2 / 3, 0.0])
