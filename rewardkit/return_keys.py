@@ -82,15 +82,15 @@ def string_value(node: ast.AST | None) -> str | None:
     return None
 
 
-def dotted_name(node: ast.AST) -> str | None:
-    """``a.b.c`` for a chain of attribute accesses on a name, else ``None``."""
+def dotted_name(expression: ast.AST | None) -> str | None:
+    """``a.b.c`` for a ``Name``/``Attribute`` chain, else ``None`` (shared with ``rewardkit.checks``)."""
     parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    while isinstance(expression, ast.Attribute):
+        parts.append(expression.attr)
+        expression = expression.value
+    if not isinstance(expression, ast.Name):
         return None
-    parts.append(node.id)
+    parts.append(expression.id)
     return ".".join(reversed(parts))
 
 

@@ -87,7 +87,7 @@ class ResultSchema:
         if extras is None:
             return dict(fills)
         row = {key: extras.get(key, fills[key]) for key in self.keys}
-        if len(row) != len(extras):
+        if not extras.keys() <= fills.keys():
             self._warn_unexpected(extras)
         return row
 

@@ -10,11 +10,7 @@ from typing import Any
 
 import pytest
 from adapter_testing import require_module
-from test_verl_managers import (
-    event_loop_of_a_worker,  # noqa: F401  (a fixture: a fresh worker's event loop)
-    run_reward_loop,
-    scores_at_last_token,
-)
+from test_verl_managers import run_reward_loop, scores_at_last_token
 from test_verl_managers import make_batch as base_batch
 from tiny_models import word_tokenizer
 

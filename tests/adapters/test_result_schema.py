@@ -154,7 +154,9 @@ def test_conform_fills_missing_drops_unknown_and_warns_once(caplog: pytest.LogCa
     assert schema.conform({"length": 3}) == {"length": 3, "question": False, "note": None}
     with caplog.at_level(logging.WARNING, logger="rewardkit.schema"):
         assert schema.conform({"length": 3, "surprise": 1}) == {"length": 3, "question": False, "note": None}
-        schema.conform({"length": 4, "surprise": 2})
+        schema.conform({"length": 4, "question": True, "note": "n", "surprise": 2})
+        assert schema.conform({"length": 5, "question": True, "other": 0}) == {"length": 5, "question": True, "note": None}
     assert caplog.text.count("'surprise'") == 1
+    assert caplog.text.count("'other'") == 1  # as many keys as the schema, one of them unknown
     assert "extra_keys" in caplog.text
     assert pickle.loads(pickle.dumps(schema)).conform(None) == schema.conform(None)

@@ -10,12 +10,10 @@ managers, and the reward loop's ``naive``, ``dapo``, ``gdpo``, ``rate_limited`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_testing import require_module
 from tiny_models import word_tokenizer
 
 HERE = Path(__file__).resolve().parent
@@ -33,23 +31,8 @@ ERROR = "RuntimeError: boom in the response"
 
 
 @pytest.fixture(scope="module")
-def verl() -> Any:
-    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
-
-
-@pytest.fixture(scope="module")
 def tokenizer(verl: Any) -> Any:
     return word_tokenizer(word for row in ROWS for text in row for word in text.split())
-
-
-@pytest.fixture
-def event_loop_of_a_worker() -> Iterator[asyncio.AbstractEventLoop]:
-    """The current event loop, as in a fresh verl worker: the reward loop's managers take it at init."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
 
 
 def make_batch(verl: Any, tokenizer: Any, rows: list[tuple[str, str, str]] = ROWS) -> Any:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_testing import require_module
 from test_verl_managers import scores_at_last_token, verl_config
 from tiny_models import word_tokenizer
 
@@ -45,11 +44,6 @@ ROWS = [
 ]
 EXPECTED_SCORES = [0.0, 1.0, 0.0, 0.0, 1.0, 1.0]
 ERROR = "RuntimeError: boom in the response"
-
-
-@pytest.fixture(scope="module")
-def verl() -> Any:
-    return require_module("verl", "the frameworks extra installs verl, whose reward loop is tested here")
 
 
 @pytest.fixture(scope="module")
