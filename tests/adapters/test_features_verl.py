@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from adapter_testing import require_module
-from test_verl_managers import run_reward_loop, scores_at_last_token
 from test_verl_managers import make_batch as base_batch
+from test_verl_managers import run_reward_loop, scores_at_last_token
 from tiny_models import word_tokenizer
 
 from rewardkit.errors import MissingFieldError
