@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
+from rewardkit.execution import ExecutionMode, check_execution, check_timeout
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
@@ -186,6 +187,21 @@ def _check_name(name: object, default: str) -> str:
     return name
 
 
+def _check_execution_options(
+    name: str, is_async: bool, execution: Any, timeout: Any
+) -> tuple[ExecutionMode | None, float | None]:
+    """A reward's own execution mode and timeout, checked when it is defined."""
+    where = f"reward {name!r}"
+    mode = check_execution(execution, where=f"{where}: execution")
+    seconds = check_timeout(timeout, where=f"{where}: timeout")
+    if mode == "inline" and seconds is not None and not is_async:
+        raise ValueError(
+            f"{where}: execution='inline' runs the sync reward on the caller's thread, where a timeout "
+            "cannot be enforced; use execution='thread' or 'process'"
+        )
+    return mode, seconds
+
+
 def find_by_qualname(module: str, qualname: str) -> Any:
     """Import ``module`` and walk ``qualname``: how reward objects are found again after pickling."""
     target: Any = importlib.import_module(module)
@@ -206,6 +222,8 @@ class Reward:
     is_async: bool
     parameters: tuple[str, ...]
     none_as_zero: bool
+    execution: ExecutionMode | None
+    timeout: float | None
     registration: Registration
     __wrapped__: RewardCallable
 
@@ -216,6 +234,8 @@ class Reward:
         name: str | None = None,
         auto_register: bool = True,
         none_as_zero: bool = False,
+        execution: ExecutionMode | None = None,
+        timeout: float | None = None,
     ) -> None:
         if not callable(function):
             raise TypeError(f"@reward needs a function, got {function!r}")
@@ -226,6 +246,7 @@ class Reward:
         self.name = _check_name(name, default_name)
         self.is_async = _is_async_callable(function)
         self.none_as_zero = none_as_zero
+        self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
         self.invoke = self._make_invoke(function)
@@ -331,11 +352,22 @@ class Reward:
 def reward(function: F, /) -> Reward: ...
 @overload
 def reward(
-    name: str | None = None, /, *, auto_register: bool = True, none_as_zero: bool = False
+    name: str | None = None,
+    /,
+    *,
+    auto_register: bool = True,
+    none_as_zero: bool = False,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
 @overload
 def reward(
-    *, name: str | None = None, auto_register: bool = True, none_as_zero: bool = False
+    *,
+    name: str | None = None,
+    auto_register: bool = True,
+    none_as_zero: bool = False,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
 def reward(
     function_or_name: Any = None,
@@ -344,20 +376,32 @@ def reward(
     name: str | None = None,
     auto_register: bool = True,
     none_as_zero: bool = False,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """Make a reward from a function: ``@reward``, ``@reward()`` or ``@reward(name="...")``.
 
     ``auto_register=False`` keeps it out of the registry (``get_reward``);
     ``none_as_zero=True`` turns a returned ``None`` into 0.0 (AgentFly's legacy behaviour)
-    instead of raising ``RewardShapeError``.
+    instead of raising ``RewardShapeError``. ``execution`` (``"inline"``, ``"thread"`` or
+    ``"process"``) and ``timeout`` (seconds per call) are how the reward runs unless the caller
+    says otherwise (``calculate_rewards``, the adapters, the pytest plugin): a reward whose grader
+    uses signals (math_verify) declares ``execution="process"``.
     """
+    options = {
+        "name": name,
+        "auto_register": auto_register,
+        "none_as_zero": none_as_zero,
+        "execution": execution,
+        "timeout": timeout,
+    }
     if callable(function_or_name):
-        return Reward(function_or_name, name=name, auto_register=auto_register, none_as_zero=none_as_zero)
+        return Reward(function_or_name, **options)
     if function_or_name is not None:
-        name = _check_name(function_or_name, "reward")
+        options["name"] = _check_name(function_or_name, "reward")
 
     def decorate(function: RewardCallable) -> Reward:
-        return Reward(function, name=name, auto_register=auto_register, none_as_zero=none_as_zero)
+        return Reward(function, **options)
 
     return decorate
 
@@ -386,6 +430,10 @@ class BaseReward:
     is_async: ClassVar[bool] = False
     parameters: ClassVar[tuple[str, ...]] = ()
     none_as_zero: ClassVar[bool] = False
+    execution: ClassVar[ExecutionMode | None] = None
+    """How the reward runs unless the caller says otherwise (see ``@reward``)."""
+    timeout: ClassVar[float | None] = None
+    """Seconds per call unless the caller says otherwise (see ``@reward``)."""
     binding: ClassVar[FieldBinding | None] = None
     registration: ClassVar[Registration | None] = None
 
@@ -398,6 +446,7 @@ class BaseReward:
             cls.name = cls.__name__
         cls.name = _check_name(cls.name, cls.__name__)
         cls.is_async = inspect.iscoroutinefunction(call)
+        cls.execution, cls.timeout = _check_execution_options(cls.name, cls.is_async, cls.execution, cls.timeout)
         cls.binding = FieldBinding(call, cls.name, skip_first=True)
         cls.parameters = cls.binding.parameters
         cls.registration = Registration(
