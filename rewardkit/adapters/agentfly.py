@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.execution import ExecutionMode
 
 
 class AgentFlyReward(RewardAdapter):
@@ -44,8 +45,12 @@ def to_agentfly(
     timeout: float | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
+    execution: ExecutionMode | None = None,
 ) -> AgentFlyReward:
     """Wrap ``reward`` for AgentFly's runner (where a ``@reward`` object also works as is) to
-    get a per-call ``timeout`` and a ``fallback`` with an ``error`` extra on failure."""
-    return AgentFlyReward(reward, name=name, timeout=timeout, on_error=on_error, fallback=fallback)
+    get a per-call ``timeout`` and a ``fallback`` with an ``error`` extra on failure;
+    ``execution`` runs it in a thread or a worker process (see ``rewardkit.execution``)."""
+    return AgentFlyReward(
+        reward, name=name, timeout=timeout, on_error=on_error, fallback=fallback, execution=execution
+    )
 

@@ -12,12 +12,11 @@ key) are not sample failures and always raise.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import logging
 import threading
 import types
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -25,15 +24,15 @@ from rewardkit.adapters.extras import ExtrasSchema
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import CallTimedOut, await_within, build_fields, timeout_error
+from rewardkit.calculate import build_fields
 from rewardkit.errors import (
     FieldCollisionError,
     MissingFieldError,
     RewardShapeError,
     describe_error,
 )
+from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner, run_coroutine
 from rewardkit.results import RewardResult
-from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import as_reward
 
 logger = logging.getLogger("rewardkit.adapters")
@@ -47,16 +46,6 @@ so any missing field counts: the mapping, not the sample, is what lacks it."""
 
 DEFAULT_CONCURRENCY = 16
 """Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coroutine`` to completion from sync code, even in a thread whose loop is running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rewardkit-adapter-loop") as helper:
-        return helper.submit(asyncio.run, coroutine).result()
 
 
 @dataclass
@@ -128,6 +117,7 @@ class RewardAdapter:
         extra_keys: Iterable[str] | None = None,
         missing_extra: Any = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        execution: ExecutionMode | None = None,
     ) -> None:
         if isinstance(reward, RewardReference):
             self.reference = reward
@@ -159,6 +149,16 @@ class RewardAdapter:
         self.extra_keys = None if extra_keys is None else tuple(extra_keys)
         self.missing_extra = missing_extra
         self.concurrency = concurrency
+        self.execution = execution
+        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
+            self.reward,
+            execution=execution,
+            timeout=timeout,
+            untimed="inline",
+            place="sample {}",
+            configuration=CONFIGURATION_ERRORS,
+            reference=self.reference if self.reference.shippable else None,
+        )
         self.stats = AdapterStats()
         self.schema = ExtrasSchema(
             owner=self.__name__,
@@ -181,6 +181,7 @@ class RewardAdapter:
             "extra_keys": self.extra_keys,
             "missing_extra": self.missing_extra,
             "concurrency": self.concurrency,
+            "execution": self.execution,
         }
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -199,11 +200,13 @@ class RewardAdapter:
 
     # -- scoring ----------------------------------------------------------------------------
 
-    def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
+    def _failed(
+        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
+    ) -> Scored:
         if self.on_error == "raise":
             raise exc
         self.stats.count(failures=1, timeouts=int(timed_out))
-        text = describe_error(exc)
+        text = text or describe_error(exc)
         logger.warning(
             "reward %r failed on sample %d under %s; scored %r instead: %s",
             self.__name__,
@@ -214,56 +217,31 @@ class RewardAdapter:
         )
         return Scored(self.fallback, None, text)
 
-    def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
-        return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
-
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
-        """Score one sample from sync code, under the timeout and the error policy."""
+        """Score one sample from sync code, under the timeout, execution mode and error policy."""
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        reward = self.reward
-        if reward.is_async:
-            return run_coroutine(self._score_async(fields, index))  # type: ignore[no-any-return]
         try:
-            if self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                call = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                if not concurrent.futures.wait([call], self.timeout).done:
-                    timed_out = CallTimedOut(started=not call.cancel())
-                    return self._failed(index, self._timeout_error(index, timed_out), timed_out=True)
-                result = call.result()  # the reward's own exception, a TimeoutError included
-        except CONFIGURATION_ERRORS:
-            raise
-        except Exception as exc:
-            return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
-
-    async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
-        reward = self.reward
-        try:
-            if reward.is_async:
-                result = await await_within(reward.invoke(fields), self.timeout)
-            elif self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                job = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                result = await await_within(asyncio.wrap_future(job), self.timeout, job=job)
-        except CONFIGURATION_ERRORS:
-            raise
-        except CallTimedOut as exc:
-            return self._failed(index, self._timeout_error(index, exc), timed_out=True)
-        except Exception as exc:
-            return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+            result = self.runner.call(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return Scored(result.reward, result.extras)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        return await self._score_async(fields, index)
+        try:
+            result = await self.runner.run(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return Scored(result.reward, result.extras)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_batch_async(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
         """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
@@ -281,8 +259,8 @@ class RewardAdapter:
                 task.cancel()
 
     def score_batch(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
-        """Score a batch from sync code: inline when the reward is sync without a timeout."""
-        if not self.reward.is_async and self.timeout is None:
+        """Score a batch from sync code: inline when the reward is sync and runs inline."""
+        if not self.reward.is_async and self.runner.execution == "inline":
             return [self.score_one(fields, index) for index, fields in enumerate(samples)]
         return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
 

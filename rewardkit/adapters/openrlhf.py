@@ -40,6 +40,7 @@ from rewardkit.adapters.messages import (
     response_from_query,
     strip_stop_strings,
 )
+from rewardkit.execution import ExecutionMode
 from rewardkit.metrics import as_number
 
 OPENRLHF_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
@@ -168,6 +169,7 @@ def to_openrlhf(
     extra_keys: Iterable[str] | None = None,
     missing_extra: float = 0.0,
     concurrency: int = DEFAULT_CONCURRENCY,
+    execution: ExecutionMode | None = None,
     stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
     return_tensors: bool | None = None,
 ) -> OpenRLHFReward:
@@ -188,6 +190,7 @@ def to_openrlhf(
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
+        execution=execution,
         stop_strings=stop_strings,
         return_tensors=return_tensors,
     )

@@ -38,6 +38,7 @@ from rewardkit.adapters.base import (
     mark_coroutine_function,
 )
 from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text
+from rewardkit.execution import ExecutionMode
 from rewardkit.metrics import as_number
 
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
@@ -173,6 +174,7 @@ def to_trl(
     extra_keys: Iterable[str] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    execution: ExecutionMode | None = None,
 ) -> TrlReward:
     """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``).
 
@@ -193,4 +195,5 @@ def to_trl(
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
+        execution=execution,
     )

@@ -41,6 +41,7 @@ from rewardkit.adapters.base import (
     mark_coroutine_function,
 )
 from rewardkit.adapters.messages import AdapterInputError
+from rewardkit.execution import ExecutionMode
 
 VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -233,6 +234,7 @@ def to_verl(
     extra_keys: Iterable[str] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    execution: ExecutionMode | None = None,
 ) -> VerlReward:
     """Wrap ``reward`` (a reward object, ``BaseReward`` instance, function or registry name) as
     verl's ``compute_score``; assign the result to a module-level name that verl's config points at.
@@ -257,5 +259,6 @@ def to_verl(
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
+        execution=execution,
     )
 
