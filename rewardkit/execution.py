@@ -200,7 +200,7 @@ class Detachable:
                     self.coroutine.close()
                 except RuntimeError:  # "coroutine ignored GeneratorExit": here, or in what it awaited
                     ignored = True
-                except BaseException:  # noqa: S110 - what a finally block raised while closing
+                except BaseException:  # what a finally block raised while closing
                     pass
                 if getattr(self.coroutine, "cr_frame", None) is None:
                     break

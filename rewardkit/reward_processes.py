@@ -122,10 +122,53 @@ def _init_worker(blob: bytes) -> None:
     try:
         from rewardkit.rewards import as_reward
 
-        kind, target = pickle.loads(blob)
+        preload, shipped = pickle.loads(blob)
+        for module, path in preload:
+            _load_by_path(module, path)
+        kind, target = pickle.loads(shipped)
         _Worker.reward = as_reward(target.resolve() if kind == "reference" else target)
     except BaseException as exc:
         _Worker.failure = WorkerFailure("load", describe_error(exc), None, traceback.format_exc())
+
+
+def _load_by_path(module: str, path: str) -> None:
+    """Load ``module`` from ``path`` under that name, as the parent did (verl and OpenRLHF load
+    reward files by path, under names ``import`` cannot find), unless ``import`` finds it here."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    if module in sys.modules or importlib.machinery.PathFinder.find_spec(module) is not None:
+        return
+    spec = importlib.util.spec_from_file_location(module, path)
+    if spec is None or spec.loader is None:
+        return
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded
+    try:
+        spec.loader.exec_module(loaded)
+    except BaseException:
+        del sys.modules[module]
+        raise
+
+
+def _loaded_by_path(reward: Any) -> list[tuple[str, str]]:
+    """``[(module, file)]`` for the module defining ``reward`` when it was loaded from a file by
+    path, under a name that ``import`` cannot find on ``sys.path`` (a worker loads it the same way)."""
+    import importlib.machinery
+    import sys
+
+    target = getattr(reward, "__wrapped__", None) or type(reward)  # a function, or a BaseReward class
+    name = getattr(target, "__module__", None)
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    path = getattr(module, "__file__", None)
+    if not name or "." in name or not isinstance(path, str) or not os.path.isfile(path):
+        return []
+    try:
+        found = importlib.machinery.PathFinder.find_spec(name)
+    except (ImportError, ValueError):
+        found = None
+    return [] if found is not None else [(name, path)]
 
 
 def _run_call(fields: dict[str, Any]) -> Any:
@@ -238,7 +281,7 @@ class RewardProcesses:
         pickled is a ``RewardLoadError`` now, before any call."""
         shipped = ("reward", reward) if reference is None else ("reference", reference)
         try:
-            blob = pickle.dumps(shipped)
+            blob = pickle.dumps((_loaded_by_path(reward), pickle.dumps(shipped)))
         except Exception as exc:
             raise RewardLoadError(
                 f"reward {name!r} cannot be sent to a worker process (execution='process'): "
