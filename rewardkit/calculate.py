@@ -47,13 +47,15 @@ async def calculate_reward(
     (``SystemExit``, ``StopIteration``, a ``CancelledError`` it raised itself...), raised as
     ``RewardAbortedError``. A task field named ``execution`` must go through ``calculate_rewards``.
     """
-    if reward_fn.__class__ is Reward and execution is None and reward_fn.execution is None and reward_fn.timeout is None:
-        try:
-            if reward_fn.is_async:
-                return await reward_fn.invoke(fields)
-            return reward_fn.invoke(fields)  # type: ignore[no-any-return]
-        except BaseException as exc:
-            raise_for_caller(exc, reward_fn.name)
+    if reward_fn.__class__ is Reward and execution is None:
+        direct = reward_fn.direct  # None: the reward has its own execution mode or timeout
+        if direct is not None:
+            try:
+                if direct:
+                    return await reward_fn.invoke(fields)
+                return reward_fn.invoke(fields)  # type: ignore[no-any-return]
+            except BaseException as exc:
+                raise_for_caller(exc, reward_fn.name)
     if reward_fn is None:
         return None
     runner = SampleRunner(as_reward(reward_fn), execution=check_execution(execution), untimed="inline", place="the sample")

@@ -247,6 +247,9 @@ class Reward:
         self.is_async = _is_async_callable(function)
         self.none_as_zero = none_as_zero
         self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
+        # calculate_reward's fast path: is_async for a reward called as is, None for one that
+        # runs elsewhere or under a timeout (one attribute read per call, not three)
+        self.direct: bool | None = self.is_async if self.execution is None and self.timeout is None else None
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
         self.invoke = self._make_invoke(function)
