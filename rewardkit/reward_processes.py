@@ -135,21 +135,11 @@ def _load_by_path(module: str, path: str) -> None:
     """Load ``module`` from ``path`` under that name, as the parent did (verl and OpenRLHF load
     reward files by path, under names ``import`` cannot find), unless ``import`` finds it here."""
     import importlib.machinery
-    import importlib.util
-    import sys
 
-    if module in sys.modules or importlib.machinery.PathFinder.find_spec(module) is not None:
-        return
-    spec = importlib.util.spec_from_file_location(module, path)
-    if spec is None or spec.loader is None:
-        return
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[module] = loaded
-    try:
-        spec.loader.exec_module(loaded)
-    except BaseException:
-        del sys.modules[module]
-        raise
+    from rewardkit.rewards import load_module_from_file
+
+    if importlib.machinery.PathFinder.find_spec(module) is None:
+        load_module_from_file(module, path)
 
 
 def _loaded_by_path(reward: Any) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ import contextlib
 import difflib
 import functools
 import importlib
+import importlib.util
 import inspect
 import operator
 import pickle
@@ -200,6 +201,25 @@ def _check_execution_options(
             "cannot be enforced; use execution='thread' or 'process'"
         )
     return mode, seconds
+
+
+def load_module_from_file(module: str, path: str) -> types.ModuleType:
+    """The module ``module`` executed from ``path`` (once per process), as verl and OpenRLHF load
+    reward files: by path, under a name that ``import`` may not find."""
+    loaded = sys.modules.get(module)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(module, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load a module from {path}")
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded
+    try:
+        spec.loader.exec_module(loaded)
+    except BaseException:
+        del sys.modules[module]
+        raise
+    return loaded
 
 
 def find_by_qualname(module: str, qualname: str) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from adapter_testing import require_module
-from tiny_models import word_tokenizer
+from tiny_models import tiny_llama, two_step_grpo_config, word_tokenizer
 
 from rewardkit import reward
 from rewardkit.adapters import to_trl
@@ -39,42 +39,15 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_grpo_trainer_grades_with_math_verify_only_in_worker_processes(tmp_path: Path) -> None:
     trl = require_module("trl", "the frameworks extra installs TRL, whose GRPOTrainer is run here")
     datasets = require_module("datasets", "TRL's trainer takes a datasets.Dataset")
-    transformers = require_module("transformers", "TRL's trainer trains a transformers model")
+    require_module("transformers", "TRL's trainer trains a transformers model")
     require_module("math_verify", "the test extra installs math-verify, the grader under test")
 
     tokenizer = word_tokenizer(WORDS)
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    transformers.set_seed(0)
-    model = transformers.LlamaForCausalLM(config)
+    model = tiny_llama(tokenizer)
     dataset = datasets.Dataset.from_list([{"prompt": prompt, "answer": answer} for prompt, answer in PROMPTS])
-
     threaded = to_trl(math_verify_trl, name="threaded", timeout=60.0)
     in_process = to_trl(math_verify_trl, name="in_process", timeout=60.0, execution="process")
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        max_steps=2,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        seed=0,
-        dataloader_num_workers=0,
-    )
+    args = two_step_grpo_config(str(tmp_path))
     trainer = trl.GRPOTrainer(
         model=model,
         reward_funcs=[threaded, in_process],
