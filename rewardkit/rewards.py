@@ -18,13 +18,15 @@ import sys
 import types
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
-from rewardkit.execution import ExecutionMode, check_execution, check_timeout
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
+
+if TYPE_CHECKING:
+    from rewardkit.execution import ExecutionMode
 
 RewardCallable = Callable[..., Any]
 F = TypeVar("F", bound=RewardCallable)
@@ -192,6 +194,8 @@ def _check_execution_options(
     name: str, is_async: bool, execution: Any, timeout: Any
 ) -> tuple[ExecutionMode | None, float | None]:
     """A reward's own execution mode and timeout, checked when it is defined."""
+    from rewardkit.execution import check_execution, check_timeout
+
     where = f"reward {name!r}"
     mode = check_execution(execution, where=f"{where}: execution")
     seconds = check_timeout(timeout, where=f"{where}: timeout")
@@ -242,9 +246,9 @@ class Reward:
     is_async: bool
     parameters: tuple[str, ...]
     none_as_zero: bool
+    registration: Registration
     execution: ExecutionMode | None
     timeout: float | None
-    registration: Registration
     __wrapped__: RewardCallable
 
     def __init__(
@@ -252,10 +256,10 @@ class Reward:
         function: RewardCallable,
         *,
         name: str | None = None,
-        auto_register: bool = True,
-        none_as_zero: bool = False,
         execution: ExecutionMode | None = None,
         timeout: float | None = None,
+        auto_register: bool = True,
+        none_as_zero: bool = False,
     ) -> None:
         if not callable(function):
             raise TypeError(f"@reward needs a function, got {function!r}")
@@ -266,12 +270,12 @@ class Reward:
         self.name = _check_name(name, default_name)
         self.is_async = _is_async_callable(function)
         self.none_as_zero = none_as_zero
+        self.binding = FieldBinding(function, self.name)
+        self.parameters = self.binding.parameters
         self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
         # calculate_reward's fast path: is_async for a reward called as is, None for one that
         # runs elsewhere or under a timeout (one attribute read per call, not three)
         self.direct: bool | None = self.is_async if self.execution is None and self.timeout is None else None
-        self.binding = FieldBinding(function, self.name)
-        self.parameters = self.binding.parameters
         self.invoke = self._make_invoke(function)
         self.registration = Registration(
             name=self.name,
@@ -411,20 +415,14 @@ def reward(
     says otherwise (``calculate_rewards``, the adapters, the pytest plugin): a reward whose grader
     uses signals (math_verify) declares ``execution="process"``.
     """
-    options = {
-        "name": name,
-        "auto_register": auto_register,
-        "none_as_zero": none_as_zero,
-        "execution": execution,
-        "timeout": timeout,
-    }
+    options: dict[str, Any] = {"auto_register": auto_register, "none_as_zero": none_as_zero, "execution": execution, "timeout": timeout}
     if callable(function_or_name):
-        return Reward(function_or_name, **options)
+        return Reward(function_or_name, name=name, **options)
     if function_or_name is not None:
-        options["name"] = _check_name(function_or_name, "reward")
+        name = _check_name(function_or_name, "reward")
 
     def decorate(function: RewardCallable) -> Reward:
-        return Reward(function, **options)
+        return Reward(function, name=name, **options)
 
     return decorate
 
@@ -453,12 +451,12 @@ class BaseReward:
     is_async: ClassVar[bool] = False
     parameters: ClassVar[tuple[str, ...]] = ()
     none_as_zero: ClassVar[bool] = False
+    binding: ClassVar[FieldBinding | None] = None
+    registration: ClassVar[Registration | None] = None
     execution: ClassVar[ExecutionMode | None] = None
     """How the reward runs unless the caller says otherwise (see ``@reward``)."""
     timeout: ClassVar[float | None] = None
     """Seconds per call unless the caller says otherwise (see ``@reward``)."""
-    binding: ClassVar[FieldBinding | None] = None
-    registration: ClassVar[Registration | None] = None
 
     def __init_subclass__(cls, *, auto_register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
-from rewardkit.execution import ExecutionMode
+from rewardkit.adapters.base import ExecutionMode, OnError, RewardAdapter, mark_coroutine_function
 
 
 class AgentFlyReward(RewardAdapter):
@@ -43,9 +42,9 @@ def to_agentfly(
     *,
     name: str | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
-    execution: ExecutionMode | None = None,
 ) -> AgentFlyReward:
     """Wrap ``reward`` for AgentFly's runner (where a ``@reward`` object also works as is) to
     get a per-call ``timeout`` and a ``fallback`` with an ``error`` extra on failure;

@@ -112,12 +112,12 @@ class RewardAdapter:
         name: str | None = None,
         field_map: Mapping[str, str | None] | None = None,
         timeout: float | None = None,
+        execution: ExecutionMode | None = None,
         on_error: OnError = "fallback",
         fallback: float | None = 0.0,
         extra_keys: Iterable[str] | None = None,
         missing_extra: Any = None,
         concurrency: int = DEFAULT_CONCURRENCY,
-        execution: ExecutionMode | None = None,
     ) -> None:
         if isinstance(reward, RewardReference):
             self.reference = reward
@@ -127,6 +127,16 @@ class RewardAdapter:
             if isinstance(reward, str):
                 reward = self.reference.resolve()
         self.reward = as_reward(reward)
+        self.execution = execution
+        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
+            self.reward,
+            execution=execution,
+            timeout=timeout,
+            untimed="inline",
+            place="sample {}",
+            configuration=CONFIGURATION_ERRORS,
+            reference=self.reference if self.reference.shippable else None,
+        )
         if on_error not in ("fallback", "raise"):
             raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
         if timeout is not None and not timeout > 0:
@@ -149,16 +159,6 @@ class RewardAdapter:
         self.extra_keys = None if extra_keys is None else tuple(extra_keys)
         self.missing_extra = missing_extra
         self.concurrency = concurrency
-        self.execution = execution
-        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
-            self.reward,
-            execution=execution,
-            timeout=timeout,
-            untimed="inline",
-            place="sample {}",
-            configuration=CONFIGURATION_ERRORS,
-            reference=self.reference if self.reference.shippable else None,
-        )
         self.stats = AdapterStats()
         self.schema = ExtrasSchema(
             owner=self.__name__,

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -40,7 +41,6 @@ from rewardkit.adapters.messages import (
     response_from_query,
     strip_stop_strings,
 )
-from rewardkit.execution import ExecutionMode
 from rewardkit.metrics import as_number
 
 OPENRLHF_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
@@ -164,12 +164,12 @@ def to_openrlhf(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | None = None,
     missing_extra: float = 0.0,
     concurrency: int = DEFAULT_CONCURRENCY,
-    execution: ExecutionMode | None = None,
     stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
     return_tensors: bool | None = None,
 ) -> OpenRLHFReward:
@@ -185,12 +185,12 @@ def to_openrlhf(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
-        execution=execution,
         stop_strings=stop_strings,
         return_tensors=return_tensors,
     )

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -38,7 +39,6 @@ from rewardkit.adapters.base import (
     mark_coroutine_function,
 )
 from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text
-from rewardkit.execution import ExecutionMode
 from rewardkit.metrics import as_number
 
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
@@ -169,12 +169,12 @@ def to_trl(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float | None = 0.0,
     extra_keys: Iterable[str] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
-    execution: ExecutionMode | None = None,
 ) -> TrlReward:
     """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``).
 
@@ -190,10 +190,10 @@ def to_trl(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
-        execution=execution,
     )

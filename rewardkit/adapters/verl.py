@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -41,7 +42,6 @@ from rewardkit.adapters.base import (
     mark_coroutine_function,
 )
 from rewardkit.adapters.messages import AdapterInputError
-from rewardkit.execution import ExecutionMode
 
 VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -229,12 +229,12 @@ def to_verl(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
-    execution: ExecutionMode | None = None,
 ) -> VerlReward:
     """Wrap ``reward`` (a reward object, ``BaseReward`` instance, function or registry name) as
     verl's ``compute_score``; assign the result to a module-level name that verl's config points at.
@@ -254,11 +254,11 @@ def to_verl(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
-        execution=execution,
     )
 
