@@ -310,3 +310,11 @@ def test_a_call_submitted_while_another_hangs_gets_its_own_thread(release: threa
         assert quick.result(timeout=SAFETY) == round_
     assert pool.stats().threads >= 30  # one per hung call, each still holding its thread
     release.set()
+
+
+async def test_a_stop_iteration_in_a_pool_thread_reaches_an_asyncio_waiter(small_pool: RewardThreadPool) -> None:
+    """Any user of the pool (group rewards too): asyncio cannot carry StopIteration on a future."""
+    job = small_pool.submit(next, iter(()))
+    with pytest.raises(RuntimeError, match="raised StopIteration") as caught:
+        await asyncio.wait_for(asyncio.wrap_future(job), SAFETY)
+    assert isinstance(caught.value.__cause__, StopIteration)
