@@ -137,27 +137,17 @@ async def calculate_rewards(
 ) -> list[RewardResult]:
     """Compute the reward of every sample (each a mapping of fields); results keep ``samples``' order.
 
-    At most ``concurrency`` samples are in flight: a fixed set of workers pulls samples, so
-    memory stays bounded however long ``samples`` is. Async rewards run on the event loop.
-    Sync rewards run where ``execution`` says (default: the reward's own
-    ``@reward(execution=...)``, else ``"thread"``): ``"thread"``, in ``reward_threads``, the
-    process's bounded pool of daemon threads, so they never block the loop; ``"process"``, in
-    worker processes (``rewardkit.reward_processes``) on their main thread, where graders that
-    use signals work and a timed-out call is killed; ``"inline"``, on the loop itself (no hop, no
-    timeout). ``timeout`` (seconds; default: the reward's own) applies to each call; a timed-out
-    call is a failure even if it swallows its cancellation (async: its coroutine is closed after
-    ``CANCEL_GRACE_SECONDS``) or keeps running (a thread: Python cannot kill it, so it holds its
-    pool thread until it returns, counted as hung in ``reward_threads.stats()``).
+    At most ``concurrency`` samples are in flight (a fixed set of workers pulls samples: memory
+    stays bounded). Async rewards run on the event loop; sync ones where ``execution`` says
+    (``"thread"``, ``"process"`` or ``"inline"``; default: the reward's own, else ``"thread"``),
+    each call under ``timeout`` (default: the reward's own): see ``rewardkit.execution``.
     ``on_error="record"`` turns a failing or timed-out sample into
-    ``RewardResult(0.0, {"error": "<type>: <message>"})``, whatever it raised (``SystemExit``,
-    ``StopIteration`` and a ``CancelledError`` of the reward's own included; only
+    ``RewardResult(0.0, {"error": "<type>: <message>"})``, whatever it raised (only
     ``KeyboardInterrupt`` propagates); ``"raise"`` cancels the rest and raises the first error.
     Configuration errors raise under either policy, before a silent 0.0 could stand in for every
-    sample: a sample that is not a mapping and a required parameter that no sample supplies
-    (``TypeError`` and ``MissingFieldError``, both raised before any call), a
-    ``FieldCollisionError``, and a reward that cannot be loaded in a worker process
-    (``RewardLoadError``). A required field missing from only some samples is a per-sample
-    failure, recorded like any other.
+    sample: a sample that is not a mapping or a required parameter no sample supplies (both
+    before any call), a ``FieldCollisionError``, a ``RewardLoadError``. A required field missing
+    from only some samples is a per-sample failure. Details: docs/runtime.md.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
