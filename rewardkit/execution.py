@@ -299,8 +299,10 @@ async def _describe(exc: BaseException) -> str:
     ``__str__`` that blocks must not block the event loop (the caller bounds the wait)."""
     if has_plain_message(exc):
         return describe_error(exc)
-    job = reward_threads.submit(describe_error, exc)
-    return await asyncio.wrap_future(job)  # type: ignore[no-any-return]
+    try:
+        return await asyncio.wrap_future(reward_threads.submit(describe_error, exc))  # type: ignore[no-any-return]
+    except Exception as problem:  # no thread to read it in: say so rather than block the loop
+        return f"{type(exc).__name__}: (the message was not read: {describe_error(problem)})"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -374,11 +376,6 @@ class SampleRunner:
             self.run = self._run_inline
         self._guarded = functools.partial(call_guarded, reward.invoke)
 
-    @property
-    def on_loop(self) -> bool:
-        """Whether calls run on the caller's event loop or thread (no thread or process hop)."""
-        return self.execution != "process" and (self.reward.is_async or self.execution == "inline")
-
     # -- failures --------------------------------------------------------------------------
 
     def failure(self, original: BaseException, text: str, index: int) -> SampleFailure:
@@ -388,11 +385,11 @@ class SampleRunner:
                 "a thread of the reward pool" if self.execution == "thread" else "a thread other than the main one"
             )
             error: BaseException = SignalInThreadError(
-                f"reward {self.name!r} on {self.place.format(index)}: {text}. It ran with "
-                f"execution={self.execution!r}, in {where}, where signal handlers cannot be set; graders "
-                "that time themselves out with signal.alarm (math_verify's parse/verify defaults) need "
-                "execution='process': @reward(..., execution='process'), or pass execution='process' "
-                "to calculate_rewards or the adapter"
+                f"reward {self.name!r} on {self.place.format(index)} ran with execution={self.execution!r}, "
+                f"in {where}, where signal handlers cannot be set; graders that time themselves out "
+                "with signal.alarm (math_verify's parse/verify defaults) need execution='process': "
+                "@reward(..., execution='process'), or pass execution='process' to calculate_rewards "
+                f"or the adapter. It raised {text}"
             )
             error.__cause__ = original
             return SampleFailure(error, describe_error(error))

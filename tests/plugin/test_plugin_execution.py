@@ -64,7 +64,7 @@ def test_a_signal_grader_fails_as_in_training_threads_naming_the_mode(mv: pytest
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*raised   : SignalInThreadError: reward 'mv_default' on the case: *execution='thread'*execution='process'*",
+            "*raised   : SignalInThreadError: reward 'mv_default' on the case ran with execution='thread'*execution='process'*",
         ]
     )
 
