@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.fields import PREDEFINED_FIELDS, framework_hint
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
 
@@ -138,6 +138,7 @@ class FieldBinding:
             message += f". {first!r} is a predefined field ({PREDEFINED_FIELDS[first]}) that the caller must pass"
         else:
             message += f". Add {first!r} to the task input or give the parameter a default"
+        message += framework_hint(available)
         return MissingFieldError(
             message, reward_name=self.reward_name, parameter=first, available=available, suggestion=suggestion
         )
@@ -246,6 +247,7 @@ class Reward:
     is_async: bool
     parameters: tuple[str, ...]
     none_as_zero: bool
+    extra_keys: tuple[str, ...] | Mapping[str, Any] | None
     registration: Registration
     execution: ExecutionMode | None
     timeout: float | None
@@ -260,6 +262,7 @@ class Reward:
         timeout: float | None = None,
         auto_register: bool = True,
         none_as_zero: bool = False,
+        extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(function):
             raise TypeError(f"@reward needs a function, got {function!r}")
@@ -270,6 +273,7 @@ class Reward:
         self.name = _check_name(name, default_name)
         self.is_async = _is_async_callable(function)
         self.none_as_zero = none_as_zero
+        self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
         self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
@@ -384,6 +388,7 @@ def reward(
     *,
     auto_register: bool = True,
     none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     execution: ExecutionMode | None = None,
     timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
@@ -393,6 +398,7 @@ def reward(
     name: str | None = None,
     auto_register: bool = True,
     none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     execution: ExecutionMode | None = None,
     timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
@@ -403,6 +409,7 @@ def reward(
     name: str | None = None,
     auto_register: bool = True,
     none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     execution: ExecutionMode | None = None,
     timeout: float | None = None,
 ) -> Any:
@@ -410,12 +417,20 @@ def reward(
 
     ``auto_register=False`` keeps it out of the registry (``get_reward``);
     ``none_as_zero=True`` turns a returned ``None`` into 0.0 (AgentFly's legacy behaviour)
-    instead of raising ``RewardShapeError``. ``execution`` (``"inline"``, ``"thread"`` or
-    ``"process"``) and ``timeout`` (seconds per call) are how the reward runs unless the caller
-    says otherwise (``calculate_rewards``, the adapters, the pytest plugin): a reward whose grader
-    uses signals (math_verify) declares ``execution="process"``.
+    instead of raising ``RewardShapeError``. ``extra_keys`` declares the extras every sample
+    carries (names, or name -> type), when its returns do not show them (``rewardkit.schema``).
+    ``execution`` (``"inline"``, ``"thread"`` or ``"process"``) and ``timeout`` (seconds per
+    call) are how the reward runs unless the caller says otherwise (``calculate_rewards``, the
+    adapters, the pytest plugin): a reward whose grader uses signals (math_verify) declares
+    ``execution="process"``.
     """
-    options: dict[str, Any] = {"auto_register": auto_register, "none_as_zero": none_as_zero, "execution": execution, "timeout": timeout}
+    options: dict[str, Any] = {
+        "auto_register": auto_register,
+        "none_as_zero": none_as_zero,
+        "extra_keys": extra_keys,
+        "execution": execution,
+        "timeout": timeout,
+    }
     if callable(function_or_name):
         return Reward(function_or_name, name=name, **options)
     if function_or_name is not None:
@@ -451,6 +466,8 @@ class BaseReward:
     is_async: ClassVar[bool] = False
     parameters: ClassVar[tuple[str, ...]] = ()
     none_as_zero: ClassVar[bool] = False
+    extra_keys: ClassVar[Sequence[str] | Mapping[str, Any] | None] = None
+    """The extras every sample carries, when ``call``'s returns do not show them (``rewardkit.schema``)."""
     binding: ClassVar[FieldBinding | None] = None
     registration: ClassVar[Registration | None] = None
     execution: ClassVar[ExecutionMode | None] = None
@@ -466,6 +483,7 @@ class BaseReward:
         if "name" not in cls.__dict__:
             cls.name = cls.__name__
         cls.name = _check_name(cls.name, cls.__name__)
+        cls.extra_keys = _declared_extra_keys(cls.extra_keys, cls.name)
         cls.is_async = inspect.iscoroutinefunction(call)
         cls.execution, cls.timeout = _check_execution_options(cls.name, cls.is_async, cls.execution, cls.timeout)
         cls.binding = FieldBinding(call, cls.name, skip_first=True)
@@ -506,10 +524,27 @@ async def _validate_later(pending: Coroutine[Any, Any, Any], name: str, none_as_
     return _from_raw(await pending, reward_name=name, none_as_zero=none_as_zero)
 
 
+def _declared_extra_keys(
+    extra_keys: Sequence[str] | Mapping[str, Any] | None, name: str
+) -> tuple[str, ...] | Mapping[str, Any] | None:
+    """A reward's declared ``extra_keys`` as an immutable value (names, or name -> type);
+    ``rewardkit.schema`` validates the names when a schema is built."""
+    if extra_keys is None:
+        return None
+    if isinstance(extra_keys, (str, bytes)):
+        raise TypeError(f"reward {name!r}: extra_keys must be a list of names, not the string {extra_keys!r}")
+    if isinstance(extra_keys, Mapping):
+        return types.MappingProxyType(dict(extra_keys))
+    return tuple(extra_keys)
+
+
 def _positional_call_error(name: str, count: int) -> TypeError:
     return TypeError(
         f"reward {name!r} takes fields by keyword only (got {count} positional "
-        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...)"
+        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...). A framework "
+        "that calls its reward positionally (OpenRLHF's reward_func(queries, prompts, labels), verl's "
+        "prime manager) takes a rewardkit reward through its adapter: rewardkit.adapters.to_openrlhf / "
+        "to_verl / to_trl (see docs/adapters.md)"
     )
 
 
