@@ -18,7 +18,7 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.base import ExecutionMode, OnError, RewardAdapter, mark_coroutine_function
 from rewardkit.adapters.messages import prompt_text
 
 
@@ -67,6 +67,7 @@ def to_agentfly(
     *,
     name: str | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -74,11 +75,13 @@ def to_agentfly(
 ) -> AgentFlyReward:
     """Wrap ``reward`` for AgentFly's runner (where a ``@reward`` object also works as is) to
     get a per-call ``timeout``, a ``fallback`` with an ``error`` extra on failure, and the same
-    extras keys on every call (``extra_keys``, ``missing_extra``: see ``to_verl``)."""
+    extras keys on every call (``extra_keys``, ``missing_extra``: see ``to_verl``); ``execution``
+    runs it in a thread or a worker process (see ``rewardkit.execution``)."""
     return AgentFlyReward(
         reward,
         name=name,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,

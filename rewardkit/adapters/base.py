@@ -15,12 +15,11 @@ sample failures and always raise, the last two when the adapter is built.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import logging
 import threading
 import types
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -29,15 +28,15 @@ from rewardkit.adapters.grouping import GroupScoring
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import CallTimedOut, await_within, build_fields, timeout_error
+from rewardkit.calculate import build_fields
 from rewardkit.errors import (
     FieldCollisionError,
     MissingFieldError,
     RewardShapeError,
     describe_error,
 )
+from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner, run_coroutine
 from rewardkit.results import RewardResult
-from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import as_reward
 
 logger = logging.getLogger("rewardkit.adapters")
@@ -51,16 +50,6 @@ so any missing field counts: the mapping, not the sample, is what lacks it."""
 
 DEFAULT_CONCURRENCY = 16
 """Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coroutine`` to completion from sync code, even in a thread whose loop is running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rewardkit-adapter-loop") as helper:
-        return helper.submit(asyncio.run, coroutine).result()
 
 
 @dataclass
@@ -133,6 +122,7 @@ class RewardAdapter(GroupScoring):
         name: str | None = None,
         field_map: Mapping[str, str | None] | None = None,
         timeout: float | None = None,
+        execution: ExecutionMode | None = None,
         on_error: OnError = "fallback",
         fallback: float | None = 0.0,
         extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -147,6 +137,16 @@ class RewardAdapter(GroupScoring):
             if isinstance(reward, str):
                 reward = self.reference.resolve()
         self.reward = as_reward(reward)
+        self.execution = execution
+        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
+            self.reward,
+            execution=execution,
+            timeout=timeout,
+            untimed="inline",
+            place="sample {}",
+            configuration=CONFIGURATION_ERRORS,
+            reference=self.reference if self.reference.shippable else None,
+        )
         if on_error not in ("fallback", "raise"):
             raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
         if timeout is not None and not timeout > 0:
@@ -200,6 +200,7 @@ class RewardAdapter(GroupScoring):
             "extra_keys": self.extra_keys,
             "missing_extra": self.missing_extra,
             "concurrency": self.concurrency,
+            "execution": self.execution,
         }
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -218,11 +219,13 @@ class RewardAdapter(GroupScoring):
 
     # -- scoring ----------------------------------------------------------------------------
 
-    def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
+    def _failed(
+        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
+    ) -> Scored:
         if self.on_error == "raise":
             raise exc
         self.stats.count(failures=1, timeouts=int(timed_out))
-        text = describe_error(exc)
+        text = text or describe_error(exc)
         logger.warning(
             "reward %r failed on sample %d under %s; scored %r instead: %s",
             self.__name__,
@@ -247,50 +250,19 @@ class RewardAdapter(GroupScoring):
         """How to give this framework's adapter whole groups (adapters override it)."""
         return "score it where the framework hands over a batch"
 
-    def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
-        return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
-
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
-        """Score one sample from sync code, under the timeout and the error policy."""
+        """Score one sample from sync code, under the timeout, execution mode and error policy."""
         self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        reward = self.reward
-        if reward.is_async:
-            return run_coroutine(self._score_async(fields, index))  # type: ignore[no-any-return]
         try:
-            if self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                call = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                if not concurrent.futures.wait([call], self.timeout).done:
-                    timed_out = CallTimedOut(started=not call.cancel())
-                    return self._failed(index, self._timeout_error(index, timed_out), timed_out=True)
-                result = call.result()  # the reward's own exception, a TimeoutError included
-        except CONFIGURATION_ERRORS:
-            raise
-        except Exception as exc:
-            return self._failed(index, exc)
-        return self.scored(result)
-
-    async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
-        reward = self.reward
-        try:
-            if reward.is_async:
-                result = await await_within(reward.invoke(fields), self.timeout)
-            elif self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                job = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                result = await await_within(asyncio.wrap_future(job), self.timeout, job=job)
-        except CONFIGURATION_ERRORS:
-            raise
-        except CallTimedOut as exc:
-            return self._failed(index, self._timeout_error(index, exc), timed_out=True)
-        except Exception as exc:
-            return self._failed(index, exc)
-        return self.scored(result)
+            result = self.runner.call(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return self.scored(result)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
@@ -298,7 +270,13 @@ class RewardAdapter(GroupScoring):
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        return await self._score_async(fields, index)
+        try:
+            result = await self.runner.run(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return self.scored(result)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_batch_async(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
         """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
@@ -316,8 +294,8 @@ class RewardAdapter(GroupScoring):
                 task.cancel()
 
     def score_batch(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
-        """Score a batch from sync code: inline when the reward is sync without a timeout."""
-        if not self.reward.is_async and self.timeout is None:
+        """Score a batch from sync code: inline when the reward is sync and runs inline."""
+        if not self.reward.is_async and self.runner.execution == "inline":
             return [self.score_one(fields, index) for index, fields in enumerate(samples)]
         return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardkit.adapters.messages import AdapterInputError
-from rewardkit.calculate import CallTimedOut
+from rewardkit.calculate import CallTimedOut, timeout_error
 from rewardkit.groups import score_group
 from rewardkit.results import RewardResult
 
@@ -54,7 +54,7 @@ class GroupScoring:
         try:
             results = await score_group(self.reward, [samples[index] for index in valid], self.timeout)
         except CallTimedOut as exc:
-            failure: BaseException = self._timeout_error(valid[0], exc)  # type: ignore[attr-defined]
+            failure: BaseException = timeout_error(self.__name__, f"sample {valid[0]}", self.timeout, exc)  # type: ignore[attr-defined,arg-type]
             outcomes.update({index: (failure, True) for index in valid})
         except self.configuration_errors():
             raise
