@@ -32,6 +32,7 @@ from rewardkit.math.representation import (
     parse_value,
     stated_value,
 )
+from rewardkit.math.verdict import quoted
 
 Policy = Literal["lenient", "strict"]
 POLICIES: tuple[str, ...] = ("lenient", "strict")
@@ -211,14 +212,16 @@ def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: Sy
 
 
 def _guard(gold_parts: tuple[str, ...], answer_parts: tuple[str, ...]) -> Outcome | None:
-    """The guard's verdict before symbolic work: a gold that is code is our problem (bad gold)."""
+    """The guard's verdict before symbolic work. A gold the guard refuses (code, an evaluation bomb
+    such as ``\\binom{10^9}{5 \\cdot 10^8}``) is our problem, a bad gold: no answer can be checked against it."""
     for latex in gold_parts:
         refusal = symbolic_guard(latex)
+        if refusal is None:
+            continue
+        part = "" if len(gold_parts) == 1 else f" (in {quoted(latex)})"
         if refusal == CODE_REFUSAL:
-            part = "" if len(gold_parts) == 1 else f" (in {latex!r})"
             return Outcome(False, "bad_gold", f"is {refusal}{part}")
-        if refusal is not None:
-            return Outcome(False, "guard")
+        return Outcome(False, "bad_gold", f"cannot be checked: {refusal}{part}, refused before symbolic work")
     if any(symbolic_guard(latex) is not None for latex in answer_parts):
         return Outcome(False, "guard")
     return None

@@ -17,8 +17,9 @@ from rewardkit.math.extraction import UnreadableGold, extract_answer, gold_answe
 from rewardkit.math.hedging import is_hedged
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Value, parse_value
-from rewardkit.math.sandbox import default_sandbox, symbolic_task
-from rewardkit.math.verdict import MathVerdict
+from rewardkit.math.sandbox import default_sandbox
+from rewardkit.math.tasks import symbolic_task
+from rewardkit.math.verdict import MathVerdict, quoted
 
 _EXTRACT_MODES = ("boxed", "auto")
 #: Answers longer than this (and than twice the gold) are refused unread: no real answer is.
@@ -56,12 +57,12 @@ def _prepare_gold(gold: str) -> _Gold:
     try:
         unwrapped = gold_answer(gold)
     except UnreadableGold as error:
-        return _Gold(gold, "", None, f"gold {gold!r} {error}")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} {error}")
     if not unwrapped:
-        return _Gold(gold, "", None, f"gold {gold!r} is empty")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} is empty")
     normalized = normalize(unwrapped)
     if not normalized:
-        return _Gold(gold, "", None, f"gold {gold!r} is empty after normalization")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} is empty after normalization")
     return _Gold(gold, normalized, parse_value(normalized), None)
 
 
@@ -109,9 +110,9 @@ def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str)
         error = outcome.error or "unknown error"
         if outcome.reason == "bad_gold":
             # Said once: the gold as the caller gave it, what is wrong, and its normalized form if different.
-            error = f"gold {gold.raw!r} {error}"
+            error = f"gold {quoted(gold.raw)} {error}"
             if gold.normalized != gold.raw.strip():
-                error += f" (normalized: {gold.normalized!r})"
+                error += f" (normalized: {quoted(gold.normalized)})"
         detail["error"] = error
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
     if outcome.error:

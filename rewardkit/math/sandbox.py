@@ -65,14 +65,6 @@ def default_wall_ceiling(cpu_budget: float) -> float:
     return max(CEILING_FACTOR * cpu_budget, MINIMUM_WALL_CEILING)
 
 
-def symbolic_task(answer: str, gold: str, policy: str, tolerance: float) -> Outcome:
-    """The worker's task: ``symbolic.symbolic_compare``, referenced from this sympy-free module so
-    that scheduling it never makes the calling process import sympy (tasks are pickled by name)."""
-    from rewardkit.math.symbolic import symbolic_compare
-
-    return symbolic_compare(answer, gold, policy, tolerance)
-
-
 class SandboxUnavailable(RuntimeError):
     """The symbolic workers cannot be started here (no Python executable, sympy missing, closed)."""
 

@@ -318,8 +318,8 @@ def main(argv: list[str]) -> None:
     die_with_parent(parent_pid, death_signal=True, watchdog=False)  # single-threaded: it forks
     control = socket.socket(fileno=control_fd)
     try:
-        import rewardkit.math.sandbox
-        import rewardkit.math.symbolic  # noqa: F401  (sympy and the LaTeX parser, once for every worker)
+        import rewardkit.math.symbolic
+        import rewardkit.math.tasks  # noqa: F401  (the tasks, sympy and the LaTeX parser, once for every worker)
     except BaseException as error:
         message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")[:4000]
         control.sendall(REPLY.pack(ERROR, os.getpid(), len(message)) + message)
