@@ -212,7 +212,7 @@ class _Bounder:
         if token in _OPEN:
             return self.group()
         self.take()
-        if token[0].isdigit() or token[0] == ".":
+        if token[0].isdigit() or (token[0] == "." and len(token) > 1):
             return _literal(token)
         if token in _FRACTIONS:
             numerator = self.argument()

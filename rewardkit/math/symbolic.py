@@ -108,6 +108,28 @@ def _parser_complaint(error: Exception) -> str:
     return f"the LaTeX parser rejected it ({type(error).__name__})"
 
 
+_COMMAND_SUBSCRIPT = re.compile(r"_\s*(?:\{([^{}]*\\[^{}]*)\}|(\\[A-Za-z]+))")
+_GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\])")
+_EULER_SUBSCRIPT = re.compile(r"(?<![\\A-Za-z])([Ee])_")
+
+
+def _plain_subscripts(latex: str) -> str:
+    """``R_{\\odot}`` -> ``R_{odot}``, ``E_{\\gamma}`` -> ``E_{gamma}``: a subscript only names a symbol
+    (physics writes ``R_{\\odot}``, ``v_{\\max}``, ``k_{\\mathrm{B}}``), which the LaTeX parser reads
+    only when it holds no command."""
+
+    def plain(match: re.Match[str]) -> str:
+        content = match.group(1) if match.group(1) is not None else match.group(2)
+        return "_{" + re.sub(r"[\\\s]", "", content) + "}"
+
+    if "_" not in latex:
+        return latex
+    # "m_ec" (normalization dropped the braces of "m_{e} c"): the subscript is the one character.
+    latex = _GLUED_SUBSCRIPT.sub(r"_{\1}", _COMMAND_SUBSCRIPT.sub(plain, latex))
+    # The parser reads "E" and "e" as Euler's number and refuses a subscript on them: E_{k} is a name.
+    return _EULER_SUBSCRIPT.sub(r"\\mathit{\1}_", latex)
+
+
 def _exact_decimals(latex: str) -> str:
     """``2.5`` -> ``(\\frac{25}{10})``: decimals are exact rationals, never binary floats."""
     latex = _E_NOTATION.sub(lambda m: f"{m.group(1)}\\times10^{{{m.group(2)}}}", latex)
@@ -126,7 +148,7 @@ def to_sympy(latex: str) -> Any:
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:
-        expression = _latex_to_sympy(_exact_decimals(latex))
+        expression = _latex_to_sympy(_exact_decimals(_plain_subscripts(latex)))
     except Exception as error:  # the ANTLR parser raises plain Exception on bad input
         return UnparseableLatex(f"cannot be parsed: {_parser_complaint(error)}")
     if not isinstance(expression, sympy.Basic) or isinstance(

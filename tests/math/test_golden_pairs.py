@@ -45,7 +45,8 @@ def test_pair(given_is: str, pair: dict[str, Any], sandbox: bool) -> None:
         assert verdict.tag is FailureTag.NO_ANSWER
     elif pair["rule"] in ("bad_gold", "crash"):
         assert verdict.tag is FailureTag.HARNESS_ERROR
-        assert repr(pair["gold"]) in verdict.detail["error"]
+        # The gold as written (issue 26 item 9): no Python repr, no doubled backslashes.
+        assert f"gold '{pair['gold']}'" in verdict.detail["error"]
     else:
         assert verdict.tag is FailureTag.WRONG_ANSWER
 
