@@ -257,7 +257,7 @@ def strip_spacing(text: str) -> str:
 
 # A leading group of 0 is never a thousands separator: "0,111" and "(0,100)" are lists.
 _THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?")
-_THOUSANDS_SPACE = re.compile(r"(?<![\d.])[1-9]\d{0,2}(?: \d{3})+(?![\d/])")  # "2 375/1000" is a mixed number
+_THOUSANDS_SPACE = re.compile(r"(?<![\d.])[1-9]\d{0,2}(?: \d{3})+(?![\d])")
 _BRACED_COMMA = re.compile(r"\{\s*,\s*\}")
 
 

@@ -220,7 +220,7 @@ _FRACTION = re.compile(_SIGN + r"\\frac\{(?P<num>-?\d+)\}\{(?P<den>-?\d+)\}(?P<p
 _SLASH = re.compile(_SIGN + r"(?P<num>\d+)/(?P<den>\d+)(?P<pct>%)?$")
 _MIXED = re.compile(_SIGN + r"(?P<int>\d+) ?\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
 # ASCII mixed numbers: "2 3/4" is 11/4 (a proper fraction after a space; "2 5/4" is not read so).
-_MIXED_SLASH = re.compile(_SIGN + r"(?P<int>\d+) (?P<num>\d+)/(?P<den>\d+)$")
+_MIXED_SLASH = re.compile(_SIGN + r"(?P<int>\d+) (?P<num>[1-9]\d*)/(?P<den>\d+)$")
 # A product needs "10^" after it (``2\times3`` is 6, not 2000); only e-notation has a bare exponent.
 _SCIENTIFIC = re.compile(
     _SIGN + r"(?P<mant>\d+(?:\.\d+)?)(?:(?:\\times|\\cdot|\*)10\^|[eE])(?:\{(?P<exp1>[-+]?\d+)\}|(?P<exp2>[-+]?\d+))$"

@@ -35,7 +35,8 @@ def _load_pairs() -> list[Any]:
 def test_pair(given_is: str, pair: dict[str, Any], sandbox: bool) -> None:
     options = {"policy": pair["policy"], "sandbox": sandbox}
     if given_is == "response":
-        verdict = grade(pair["given"], pair["gold"], extract=pair.get("extract", "boxed"), **options)
+        response = "x" * pair.get("pad", 0) + pair["given"]  # pad: reasoning before the response's end
+        verdict = grade(response, pair["gold"], extract=pair.get("extract", "boxed"), **options)
     else:
         verdict = compare_answers(pair["given"], pair["gold"], **options)
     assert (verdict.correct, verdict.reason) == (pair["equivalent"], pair["rule"]), dict(verdict.detail)
