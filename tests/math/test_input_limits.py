@@ -30,7 +30,8 @@ def test_a_long_response_whose_last_box_is_right_is_right(extract: str, size: in
 
 def test_a_long_response_is_read_from_its_end() -> None:
     early_box = "\\boxed{3} " + "x" * 2_000_000 + " wait, no: the last box is \\boxed{4}"
-    assert grade(early_box, "4").correct and not grade(early_box, "3").correct
+    assert grade(early_box, "4").correct
+    assert not grade(early_box, "3").correct
     phrase = "y" * (MAX_RESPONSE_LENGTH + 10) + " The answer is 7."
     assert grade(phrase, "7", extract="auto").correct  # auto's fallbacks read the last MAX_RESPONSE_LENGTH characters
     assert grade(FIVE_MB_RESPONSE, "1").tag is FailureTag.NO_ANSWER  # no box: no answer, not a refusal
