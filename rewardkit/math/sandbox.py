@@ -82,6 +82,10 @@ def _cpu_seconds(pid: int) -> float | None:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def _used(before: float | None, after: float | None) -> float | None:
+    return after - before if before is not None and after is not None else None
+
+
 def overloaded(error: str) -> Outcome:
     """The outcome when the machine could not give the budget: ``HARNESS_ERROR``, never a verdict."""
     return Outcome(False, "overloaded", error)
@@ -191,6 +195,7 @@ class SymbolicSandbox:
         self._warm_asked = False  # the fork server was asked to warm up (it does so between requests)
         self._closed = False
         self._pid = os.getpid()
+        self._usage = threading.local()  # CPU seconds of workers charged to each calling thread's tasks
 
     # -- the keeper thread: the only thread that starts the fork server and asks it for workers --
 
@@ -398,6 +403,18 @@ class SymbolicSandbox:
             return None
         return os.WTERMSIG(status)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the calling thread's tasks have used in the workers so far (the budget's own measure).
+
+        What a caller, or a test, compares with the budget: ``run`` charges each task the CPU time
+        the worker measured for it (or, for a worker killed mid-task, what ``/proc`` said it used).
+        """
+        return getattr(self._usage, "seconds", 0.0)
+
+    def _charge(self, seconds: float | None) -> None:
+        if seconds is not None:
+            self._usage.seconds = self.cpu_seconds() + max(seconds, 0.0)
+
     def run(self, function: Callable[..., Any], args: tuple[Any, ...], *, cpu_budget: float, wall_ceiling: float | None = None) -> Outcome:
         """The task's ``Outcome`` within ``cpu_budget`` CPU seconds of the worker's own time.
 
@@ -431,23 +448,28 @@ class SymbolicSandbox:
             worker.connection.send_bytes(request)
             if not worker.connection.poll(max(deadline - time.monotonic(), 0.0)):
                 cpu_after = _cpu_seconds(worker.pid)
+                self._charge(_used(cpu_before, cpu_after))
                 self._discard(worker, kill=True)
                 used = f", of which it got {cpu_after - cpu_before:.2f} s" if cpu_before is not None and cpu_after is not None else ""
                 return overloaded(f"the symbolic work did not finish within the {ceiling:g} s wall ceiling "
                                   f"(a {cpu_budget:g} s CPU budget{used}): the machine is too busy"), True
             reply = worker.connection.recv_bytes()
         except (EOFError, OSError):
+            used = _used(cpu_before, _cpu_seconds(worker.pid))
             death = self._exit_signal(worker)
             self._discard(worker, kill=True)
             if death == signal.SIGXCPU:  # stuck in one C call past budget + grace: the answer's cost
+                self._charge(used if used is not None else cpu_budget + server.HARD_LIMIT_GRACE + 1.0)
                 return Outcome(False, "timeout"), False
+            self._charge(used)
             cause = f"signal {signal.Signals(death).name}" if death else "exited"
             return overloaded(f"the symbolic worker died ({cause})"), True
         except BaseException:
             self._discard(worker, kill=True)  # interrupted (KeyboardInterrupt): never leak a busy worker
             raise
         try:
-            status, payload, _ = pickle.loads(reply)
+            status, payload, cpu = pickle.loads(reply)
+            self._charge(cpu)
         except Exception as error:
             self._release(worker)
             return Outcome(False, "crash", f"cannot read the task's result: {type(error).__name__}: {error}"), False

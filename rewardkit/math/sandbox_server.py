@@ -59,7 +59,7 @@ _EXIT_WAIT_SECONDS = 2.0
 #: swallowed the first exception gets another).
 _REARM_SECONDS = 0.02
 #: CPU seconds beyond the budget before RLIMIT_CPU kills a task stuck in C (SIGXCPU).
-_HARD_LIMIT_GRACE = 1.0
+HARD_LIMIT_GRACE = 1.0
 _STATUS_KEEP = 256
 
 # Task results: (status, payload, cpu_seconds). ``status``: ok, timeout, memory, error.
@@ -100,7 +100,7 @@ def _set_cpu_limit(cpu_budget: float | None) -> None:
         if cpu_budget is None:
             soft = hard
         else:
-            soft = math.ceil(time.process_time() + cpu_budget + _HARD_LIMIT_GRACE)
+            soft = math.ceil(time.process_time() + cpu_budget + HARD_LIMIT_GRACE)
             if hard != resource.RLIM_INFINITY:
                 soft = min(soft, hard)
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
