@@ -599,6 +599,10 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{2^{2^{2^2}}}", "2^{65536}", "lenient"),
             ("4^{32768}", "2^{65536}", "strict"),
             ("0.0833333333333333", "\\frac{1}{12}", "lenient"),
+            ("0.3", "0.30000000000000004", "lenient"),  # a gold printed by a program
+            ("\\frac{1}{540}", "1.851851851852 \\times 10^{-3}", "lenient"),
+            ("2 3/4", "\\frac{11}{4}", "lenient"),
+            ("12", "v_{\\max} \\approx 12", "lenient"),  # the gold's name is not part of the value
         ),
         "mismatches": (
             ("123457", "123456", "lenient"),
@@ -617,6 +621,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{2^{2^{2^2}}}", "2^{65537}", "lenient"),
             ("0.08333333", "\\frac{1}{12}", "lenient"),
             ("0.0833333333333333", "\\frac{1}{12}", "strict"),
+            ("0.3", "0.3000000001", "lenient"),  # 10 digits: an exact gold
+            ("\\frac{1}{540}", "1.851851851853 \\times 10^{-3}", "lenient"),
         ),
     },
     "numeric": {
@@ -634,6 +640,10 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("\\sin^2x+\\cos^2x", "1", "lenient"),
             ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}", "strict"),
             ("3+4i", "4i+3", "lenient"),
+            ("x - x", "0", "lenient"),
+            ("\\sin^2 x + \\cos^2 x - 1", "0", "lenient"),
+            ("\\sin(90^\\circ - x)", "\\cos x", "lenient"),
+            ("y = 3t - 1", "g(t) = 3t - 1", "lenient"),  # the gold's name is not part of the value
         ),
         "mismatches": (
             ("4\\sqrt(2)", "4", "lenient"),
@@ -641,6 +651,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x^2+2x", "x^2+2x+1", "lenient"),
             ("N", "n", "lenient"),
             ("\\lfloor\\frac{2n-1}{6}\\rfloor", "\\lfloor\\frac{2n-1}{5}\\rfloor", "lenient"),
+            ("x - x + 1", "0", "lenient"),
+            ("x - x + 10^{-25}", "0", "lenient"),
         ),
     },
     "text": {
@@ -654,12 +666,16 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("1+\\sqrt2, 1-\\sqrt2", "1 \\pm \\sqrt2", "lenient"),
             ("\\pm 3", "3, -3", "strict"),
             ("\\{2, 1\\}", "\\{1, 2\\}", "strict"),
+            ("\\{1,2\\} \\cup \\{2,5\\}", "\\{1,2,5\\}", "lenient"),
+            ("\\frac{-3 \\pm \\sqrt{5}}{2}", "\\frac{-3+\\sqrt{5}}{2}, \\frac{-3-\\sqrt{5}}{2}", "strict"),
         ),
         "mismatches": (
             ("1, 2", "1, 2, 3", "lenient"),
             ("1, 2, 3, 4", "1, 2, 3", "lenient"),
             ("12", "1, 2", "lenient"),
             ("a=3, b=2", "a=2, b=3", "lenient"),
+            ("\\{1,2\\} \\cup \\{2,6\\}", "\\{1,2,5\\}", "lenient"),
+            ("\\frac{3 \\pm \\sqrt{5}}{2}", "\\frac{-3+\\sqrt{5}}{2}, \\frac{-3-\\sqrt{5}}{2}", "lenient"),
         ),
     },
     "tuple": {
@@ -674,8 +690,13 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x > 2", "(2, \\infty)", "lenient"),
             ("[-1, 1]", "-1 \\le x \\le 1", "lenient"),
             ("x<3 \\text{ or } x>4", "(-\\infty,3)\\cup(4,\\infty)", "lenient"),
+            ("[0,3] \\cap (1,4)", "(1,3]", "lenient"),
+            ("[1,2] \\cup [2,4]", "[1,4]", "lenient"),
         ),
-        "mismatches": (("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient")),
+        "mismatches": (
+            ("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient"),
+            ("[1,2) \\cup (2,4]", "[1,4]", "lenient"),
+        ),
     },
     "matrix": {
         "matches": (
@@ -704,11 +725,12 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x < 3", "x > 3", "lenient"),
             ("x+y", "x+y=1", "lenient"),
             ("y = 5", "x = 5", "lenient"),
+            ("t = 3y - 1", "g(t) = 3t - 1", "lenient"),
             ("1+1=3", "2=1+1", "lenient"),
         ),
     },
     "choice": {
-        "matches": (),  # equal choice letters are equal strings: the exact rule accepts them
+        "matches": (("\\text{(c)}", "c", "lenient"), ("c", "\\text{(C)}", "strict")),
         "mismatches": (("C", "A", "lenient"), ("A", "\\text{(D)}", "strict")),
     },
     "hedge": {
