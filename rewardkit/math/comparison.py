@@ -489,7 +489,7 @@ def compare_set_operations(answer: Value, gold: Value, settings: Settings, backe
     return Outcome(_match_ordered(answer.operands, gold.operands, settings, backend), "set")
 
 
-_FUNCTION_NAME = re.compile(r"^[A-Za-z]\(([A-Za-z](?:,[A-Za-z])*)\)$")
+_FUNCTION_NAME = re.compile(r"^[A-Za-z]'*\(([A-Za-z](?:,[A-Za-z])*)\)$")
 _SUBSCRIPTED = re.compile(r"^(" + SUBSCRIPTED_NAME + r"|[A-Za-z]_\{?\w+\}?)$")
 
 

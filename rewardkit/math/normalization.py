@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from rewardkit.math.caching import MB, bounded_cache
 from rewardkit.math.extraction import read_group, unwrap_gold
-from rewardkit.math.notation import choose_as_binom, clock_times, degrees_in_trig, named_operators
+from rewardkit.math.notation import (
+    choose_as_binom,
+    clock_times,
+    degrees_in_trig,
+    factorial_powers,
+    named_operators,
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ _DOUBLE_ESCAPED = re.compile(
 
 
 _BACKSLASHES = re.compile(r"\\+")
-_DOUBLED_COMMAND = re.compile(r"(?<!\\)\\\\[A-Za-z]{2,}")
+_DOUBLED_COMMAND = re.compile(r"(?<!\\)\\\\(?:[A-Za-z]{2,}|[{}])")
 
 
 def undo_double_escapes(text: str) -> str:
@@ -388,6 +394,7 @@ _COMMAND_SYNONYMS = (
     (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
     (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
     (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
+    (re.compile(r"\\(?:backslash|smallsetminus)(?![A-Za-z])"), r"\\setminus "),  # set difference
     (re.compile(r"\\\{\s*\\\}"), r"\\emptyset "),  # {} is the empty set
     (re.compile(r"\\mathbb\s*(?:\{\s*R\s*\}|R(?![A-Za-z]))"), r"(-\\infty,\\infty)"),  # the real line
 )
@@ -505,6 +512,7 @@ STEPS: tuple[NormalizationStep, ...] = (
     NormalizationStep(
         "binomials", choose_as_binom, _example(("{n \\choose k}", "\\binom{n}{k}"), ("{5 \\choose 2}+1", "\\binom{5}{2}+1"))
     ),
+    NormalizationStep("factorials", factorial_powers, _example(("3!^2", "(3!)^2"), ("n!^{2}", "(n!)^{2}"), ("5!", "5!"))),
     NormalizationStep(
         "relations", ascii_relations,
         _example(("x >= 5", "x \\geq  5"), ("x<=2", "x\\leq 2"), ("x != 3", "x \\neq  3"), ("5!=120", "5!=120")),
@@ -554,7 +562,8 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep(
         "commands", canonical_commands,
-        _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)")),
+        _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)"),
+                 ("A \\backslash B", "A \\setminus  B")),
     ),
     NormalizationStep(
         "choice", canonical_choice, _example(("(A)", "A"), ("(b) 12", "B"), ("x", "x"))

@@ -9,6 +9,7 @@ Each function is a pure string rewrite with examples in ``normalization.STEPS``:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rewardkit.math.extraction import read_group
 
@@ -28,6 +29,8 @@ _BRACKETED = {
     "ceiling": ("\\lceil ", "\\rceil "),
 }
 _SIGN_NAMES = ("sgn", "sign", "signum")
+# Names the parser knows as plain commands.
+_PLAIN_COMMANDS = {"gcd": "\\gcd", "lcm": "\\lcm"}
 
 
 def _argument(text: str, index: int) -> tuple[str, int] | None:
@@ -46,34 +49,44 @@ def _argument(text: str, index: int) -> tuple[str, int] | None:
     return None
 
 
+def _rewrite(text: str, pattern: re.Pattern[str], rewrite: Callable[[re.Match[str]], tuple[str, int] | None]) -> str:
+    """Replace each match of ``pattern`` (and what ``rewrite`` takes after it) by ``rewrite``'s text.
+
+    ``rewrite`` returns (replacement, end of the replaced span) or None to leave the match; matches
+    inside a replaced span are skipped. One pass from left to right.
+    """
+    out: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.start() < position:
+            continue
+        rewritten = rewrite(match)
+        if rewritten is None:
+            continue
+        out.append(text[position : match.start()] + rewritten[0])
+        position = rewritten[1]
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _named_operator(match: re.Match[str]) -> tuple[str, int] | None:
+    name = match.group(1)
+    if name in _INVERSE_HYPERBOLIC or name in _PLAIN_COMMANDS:
+        return _INVERSE_HYPERBOLIC.get(name) or _PLAIN_COMMANDS[name], match.end()
+    argument = _argument(match.string, match.end())
+    if argument is None or not (name in _BRACKETED or name in _SIGN_NAMES):
+        return None
+    content, end = argument
+    if name in _BRACKETED:
+        left, right = _BRACKETED[name]
+        return f"{left}{content}{right}", end
+    return f"\\frac{{({content})}}{{|{content}|}}", end
+
+
 def named_operators(text: str) -> str:
     """``\\operatorname{arccosh}`` -> ``\\arccosh``, ``\\operatorname{floor}(x)`` -> ``\\lfloor x\\rfloor``,
     ``\\operatorname{sgn}(x)`` -> ``\\frac{x}{|x|}`` (the function each name denotes, in LaTeX the parser reads)."""
-    if "operatorname" not in text:
-        return text
-    out: list[str] = []
-    position = 0
-    for match in _OPERATOR.finditer(text):
-        if match.start() < position:
-            continue
-        name = match.group(1)
-        if name in _INVERSE_HYPERBOLIC:
-            out.append(text[position : match.start()] + _INVERSE_HYPERBOLIC[name])
-            position = match.end()
-            continue
-        argument = _argument(text, match.end())
-        if argument is None or not (name in _BRACKETED or name in _SIGN_NAMES):
-            continue
-        content, end = argument
-        if name in _BRACKETED:
-            left, right = _BRACKETED[name]
-            replacement = f"{left}{content}{right}"
-        else:
-            replacement = f"\\frac{{({content})}}{{|{content}|}}"
-        out.append(text[position : match.start()] + replacement)
-        position = end
-    out.append(text[position:])
-    return "".join(out)
+    return _rewrite(text, _OPERATOR, _named_operator) if "operatorname" in text else text
 
 
 # -- binomial coefficients -----------------------------------------------------------------------
@@ -110,6 +123,14 @@ def choose_as_binom(text: str) -> str:
         bottom = text[index + len("\\choose") : end].strip()
         text = text[: max(start, 0)] + f"\\binom{{{top}}}{{{bottom}}}" + text[end + 1 :]
     return text
+
+
+_FACTORIAL_POWER = re.compile(r"(?<![\\\w.])(\d+|[A-Za-z])!\s*\^")
+
+
+def factorial_powers(text: str) -> str:
+    """``3!^2`` -> ``(3!)^2``: the power of a factorial (the LaTeX parser refuses the bare form)."""
+    return _FACTORIAL_POWER.sub(r"(\1!)^", text) if "!" in text else text
 
 
 # -- clock times ---------------------------------------------------------------------------------
@@ -155,26 +176,22 @@ def _radians(match: re.Match[str]) -> str:
     return f"\\frac{{{match.group(1)}\\pi}}{{180}}"
 
 
+def _trig_argument_in_radians(match: re.Match[str]) -> tuple[str, int] | None:
+    text, start = match.string, match.end()
+    argument = _argument(text, start)
+    if argument is not None:
+        end = argument[1]
+    else:
+        value = _DEGREE_VALUE.match(text, start)
+        if value is None:
+            return None
+        end = value.end()
+    return match.group() + _DEGREE_VALUE.sub(_radians, text[start:end]), end
+
+
 def degrees_in_trig(text: str) -> str:
     """``\\cos(60^\\circ)`` -> ``\\cos(\\frac{60\\pi}{180})``: degrees inside a trigonometric argument are
     converted to radians (dropping them, as elsewhere, would make ``\\sin(90^\\circ - x)`` ``\\sin(90 - x)``)."""
     if "circ" not in text and "degree" not in text:
         return text
-    out: list[str] = []
-    position = 0
-    for match in _TRIG.finditer(text):
-        if match.start() < position:
-            continue
-        start = match.end()
-        argument = _argument(text, start)
-        if argument is not None:
-            end = argument[1]
-        else:
-            value = _DEGREE_VALUE.match(text, start)
-            if value is None:
-                continue
-            end = value.end()
-        out.append(text[position:start] + _DEGREE_VALUE.sub(_radians, text[start:end]))
-        position = end
-    out.append(text[position:])
-    return "".join(out)
+    return _rewrite(text, _TRIG, _trig_argument_in_radians)

@@ -374,7 +374,7 @@ def parse_power(text: str) -> Number | Power | None:
 
 _RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
 _RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|\\approx(?![a-z])|<|>|=")
-_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
+_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]'*\([A-Za-z]\))$")
 _MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
 _TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")
@@ -391,10 +391,12 @@ APPROX = "\\approx"
 _NAME = r"[A-Za-z](?:_\{?\w+\}?)?"
 # A quantity's name with a subscript that is not one word: v_{\\max}, R_{\\odot}, T_{1/2}, x_{n+1}.
 SUBSCRIPTED_NAME = r"(?:[A-Za-z]|\\[A-Za-z]+)_(?:\{[^{}=]*(?:\{[^{}=]*\}[^{}=]*)*\}|\\[A-Za-z]+)'*"
+# Other names of a quantity: a change (\\Delta H, \\Delta x_1), a p-function (pH, pOH, pK_a).
+OTHER_NAME = r"\\Delta ?[A-Za-z](?:_\{?\w+\}?)?|p(?:H|OH|K_?\{?[ab]\}?|K)"
 _LABEL = re.compile(
     r"^(?:\((?:" + _NAME + r",)+" + _NAME + r"\)|\|[A-Za-z]+(?:_\{?\w+\}?)?\||[A-Z]{2,}(?:_\{?\w+\}?)?"
     r"|[A-Za-z]+(?:_\{?\w+\}?)?:[A-Za-z]+(?:_\{?\w+\}?)?|\\frac\{[A-Z]+\}\{[A-Z]+\}|\\angle ?[A-Z]{1,3}"
-    r"|" + SUBSCRIPTED_NAME + r")$"
+    r"|" + SUBSCRIPTED_NAME + r"|" + OTHER_NAME + r")$"
 )
 
 
@@ -504,6 +506,9 @@ def _parse(text: str) -> Value:
                 return Union(values)
             return SetOperation(values, tuple(operators))
     enclosed = _enclosing_brackets(text)
+    if enclosed is not None and enclosed[0] in "([" and _PLUS_MINUS.search(inner := enclosed[1]) and "," in inner:
+        # "(\\pm 1, 0)": a point for each sign, (1, 0) and (-1, 0).
+        return Sequence(tuple(_parse(variant) for variant in _expand_plus_minus(text) or ()), "", "", solutions=True)
     if enclosed is not None:
         opener, inner, closer = enclosed
         inner_parts = [part.strip() for part in split_top_level(inner, ",")]

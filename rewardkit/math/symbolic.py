@@ -109,6 +109,7 @@ def _parser_complaint(error: Exception) -> str:
 
 
 _COMMAND_SUBSCRIPT = re.compile(r"_\s*(?:\{([^{}]*\\[^{}]*)\}|(\\[A-Za-z]+))")
+_FONT = re.compile(r"\\(?:rm|it|bf|mathrm|mathit|mathbf|text|textrm|textit|operatorname)(?![A-Za-z])")
 _GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\])")
 _EULER_SUBSCRIPT = re.compile(r"(?<![\\A-Za-z])([Ee])_")
 
@@ -120,7 +121,7 @@ def _plain_subscripts(latex: str) -> str:
 
     def plain(match: re.Match[str]) -> str:
         content = match.group(1) if match.group(1) is not None else match.group(2)
-        return "_{" + re.sub(r"[\\\s]", "", content) + "}"
+        return "_{" + re.sub(r"[\\\s{}]", "", _FONT.sub("", content)) + "}"
 
     if "_" not in latex:
         return latex
@@ -158,6 +159,7 @@ def _parse_cached(latex: str) -> Any:
     refusal = _combinatorial_refusal(expression)
     if refusal is not None:
         return TooExpensive(f"is refused before evaluation: {refusal}")
+    expression = _real_odd_roots(expression)
     if expression.has(sympy.zoo, sympy.nan):
         # A division by zero, or a misread (the parser turns "\\gamma^2" into zoo**2): x*zoo - x*zoo
         # cancels to 0, so such an expression would equal anything of the same shape.
@@ -182,6 +184,28 @@ def _combinatorial_refusal(expression: Any) -> str | None:
             if value is None or abs(value) > limit:
                 return f"a {type(node).__name__} of a number above {limit:,}"
     return None
+
+
+def _is_negative_odd_root(node: Any) -> bool:
+    if not (isinstance(node, sympy.Pow) and node.exp.is_Rational and not node.exp.is_Integer and node.exp.q % 2 == 1):
+        return False
+    try:
+        return bool(node.base.is_number and node.base.is_extended_negative)
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return False
+
+
+def _real_odd_roots(expression: Any) -> Any:
+    """``\\sqrt[3]{-8}`` is -2, as in school and contest mathematics, not sympy's principal complex root:
+    an odd root of a negative number is the real one (``(-8)^{2/3}`` is 4)."""
+    if not expression.has(sympy.Pow):
+        return expression
+    try:
+        return expression.replace(
+            _is_negative_odd_root, lambda node: (-1) ** node.exp.p * sympy.Pow(-node.base, node.exp)
+        )
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return expression
 
 
 # Typical answer shapes: parsing them once warms the ANTLR parser's caches (the first parse of each
