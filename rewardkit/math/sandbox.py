@@ -421,10 +421,14 @@ class SymbolicSandbox:
         In each attempt, waiting for a free worker and running the task may each take
         ``wall_ceiling`` seconds of wall time (``default_wall_ceiling`` when None; waiting for
         starting workers up to ``max(wall_ceiling, startup_ceiling)``). An ``overloaded`` attempt,
-        or a ``timeout`` from a worker forked before the server was warm, is tried once more."""
+        or a ``timeout`` from a worker forked before the server was warm, is tried once more: the
+        latter on a warm worker, waited for (uncharged, within the ceiling), since a cold worker
+        pays for building the parser's tables (a few tenths of a CPU second) on the answer's budget."""
         ceiling = default_wall_ceiling(cpu_budget) if wall_ceiling is None else wall_ceiling
         outcome, retry = self._attempt(function, args, cpu_budget, ceiling)
         if retry:
+            if outcome.reason == "timeout":
+                self.warm_up(timeout=ceiling)
             outcome, _ = self._attempt(function, args, cpu_budget, ceiling)
         return outcome
 

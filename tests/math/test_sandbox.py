@@ -320,7 +320,7 @@ def test_bad_gold_is_a_harness_error_naming_the_gold() -> None:
         verdict = compare_answers("5", "\\frac{1}{")
         assert verdict.tag is FailureTag.HARNESS_ERROR
         assert verdict.reason == "bad_gold"
-        assert "'\\\\frac{1}{'" in verdict.detail["error"]
+        assert "gold '\\frac{1}{'" in verdict.detail["error"]  # as written (issue 26, item 9)
 
 
 def test_a_bad_gold_is_known_without_a_worker_for_the_other_answers(monkeypatch: pytest.MonkeyPatch) -> None:
