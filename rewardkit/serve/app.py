@@ -389,7 +389,9 @@ def _validation_reason(exc: RequestValidationError) -> str:
     for error in exc.errors():
         location = ".".join(str(part) for part in error.get("loc", ()))
         message = error.get("msg", "invalid")
-        if error.get("type") == "json_invalid":
+        if error.get("type") == "missing" and tuple(error.get("loc", ())) == ("body",):
+            message = "the body is empty; expected a JSON object"
+        elif error.get("type") == "json_invalid":
             context = error.get("ctx") or {}
             message = f"malformed JSON: {context.get('error', message)}"
             location = f"body (character {error['loc'][1]})" if len(error.get("loc", ())) > 1 else "body"

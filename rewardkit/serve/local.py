@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from typing import Any
 
 from rewardkit.serve.config import ServeConfig
@@ -52,18 +54,29 @@ def _uvicorn_options(config: ServeConfig) -> dict[str, Any]:
     }
 
 
+def _stop_quietly() -> None:
+    """After a drained shutdown uvicorn re-raises the signal that stopped it, to the handler it
+    found: with this one, a stop by SIGTERM or Ctrl-C ends in exit status 0, as uvicorn's
+    supervisor of ``--workers`` does."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: None)
+
+
 def serve_locally(config: ServeConfig) -> None:
     """Serve ``config`` with uvicorn until SIGTERM or Ctrl-C (then drain and return)."""
     import uvicorn
 
     from rewardkit.serve.service import RewardService
 
-    RewardService(config)  # import and check every reward here, once, before any worker starts
     if config.workers == 1:
         from rewardkit.serve.app import create_app
 
-        uvicorn.run(create_app(config), **_uvicorn_options(config))
+        app = create_app(config)  # imports and checks every reward
+        _stop_quietly()  # uvicorn installs its own handlers at once: nothing to stop comes in between
+        uvicorn.run(app, **_uvicorn_options(config))
         return
+    RewardService(config)  # import and check every reward here, once, before any worker starts
     from rewardkit.serve.metrics import MULTIPROC_ENV
 
     metrics_dir = tempfile.mkdtemp(prefix="rewardkit-serve-metrics-")

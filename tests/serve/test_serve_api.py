@@ -108,7 +108,7 @@ async def test_unknown_reward_is_404_naming_the_served_ones(client: httpx.AsyncC
     ("body", "reason"),
     [
         (b'{"samples": [{"final_response": "4",]}', "malformed JSON"),
-        (b"", "malformed JSON"),
+        (b"", "body: the body is empty; expected a JSON object"),
         (b'{"samples": {"final_response": "4"}}', "body.samples: Input should be a valid list"),
         (b'{"samples": [1, 2]}', "body.samples.0: Input should be a valid dictionary"),
         (b'{"query": ["a"]}', "body.samples: Field required"),
