@@ -14,7 +14,12 @@ if TYPE_CHECKING:
     from rewardkit.serve.app import create_app
     from rewardkit.serve.client import RemoteReward, RemoteRewardError
     from rewardkit.serve.config import RayOptions, RewardSpec, ServeConfig, ServeConfigError
-    from rewardkit.serve.outcomes import FailureKind, RemoteSampleError, SampleFailure, SampleOutcome
+    from rewardkit.serve.outcomes import (
+        FailureKind,
+        RemoteSampleError,
+        SampleFailure,
+        SampleOutcome,
+    )
 
 _EXPORTS = {
     "create_app": "rewardkit.serve.app",

@@ -66,7 +66,9 @@ def _retry_delay(attempt: int, backoff: float, response: httpx.Response | None) 
 class RemoteReward(BaseReward, auto_register=False):
     """The reward ``name`` served at ``url`` (``http://host:8000``; ``name=None``: the server's
     first reward). ``timeout`` bounds one HTTP request (seconds); ``retries`` how often a failed
-    request is sent again; ``max_batch`` how many samples go in one request."""
+    request is sent again; ``max_batch`` how many samples go in one request; ``headers`` go with
+    every request (e.g. an authorization a proxy wants); ``transport`` replaces httpx's (tests,
+    custom TLS)."""
 
     name: ClassVar[str] = "RemoteReward"
 
@@ -80,6 +82,7 @@ class RemoteReward(BaseReward, auto_register=False):
         backoff: float = 0.5,
         max_batch: int = 256,
         headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if retries < 0 or max_batch < 1 or not timeout > 0:
             raise ValueError("RemoteReward: retries >= 0, max_batch >= 1 and timeout > 0 are required")
@@ -91,6 +94,7 @@ class RemoteReward(BaseReward, auto_register=False):
         self.backoff = backoff
         self.max_batch = max_batch
         self.headers = dict(headers or {})
+        self.transport = transport
         self._info: dict[str, Any] | None = None
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
@@ -113,7 +117,9 @@ class RemoteReward(BaseReward, auto_register=False):
         state = self._loops.get(loop)
         if state is None:
             limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-            client = httpx.AsyncClient(timeout=self.timeout, headers=self.headers, limits=limits)
+            client = httpx.AsyncClient(
+                timeout=self.timeout, headers=self.headers, limits=limits, transport=self.transport
+            )
             state = self._loops[loop] = _LoopState(client)
         return state
 

@@ -22,7 +22,7 @@ from rewardkit.adapters.base import RewardAdapter, Scored
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
 from rewardkit.adapters.reference import RewardReference
-from rewardkit.errors import MissingFieldError, RewardError
+from rewardkit.errors import RewardError
 from rewardkit.rewards import as_reward
 from rewardkit.serve.config import RewardSpec, ServeConfig, ServeConfigError
 from rewardkit.serve.outcomes import SampleFailure, SampleOutcome
