@@ -6,7 +6,7 @@ One source of truth for the runtime (which fields exist), the static checks
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -31,3 +31,27 @@ AGENTFLY_INJECTED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 """Extra names AgentFly's runner injects; the `preset = "agentfly"` check config adds them."""
+
+FRAMEWORK_CALL_FIELDS: Final[Mapping[str, tuple[str, frozenset[str]]]] = MappingProxyType(
+    {
+        "to_verl": ("verl's compute_score", frozenset({"solution_str", "solution_strs"})),
+        "to_trl": ("TRL's reward function", frozenset({"completions", "completion_ids"})),
+        "to_openrlhf": ("OpenRLHF's reward_func", frozenset({"queries", "query"})),
+    }
+)
+"""Adapter -> (the framework call it answers, keyword names only that call passes): a reward
+called with these fields was handed to the framework bare, without its adapter."""
+
+
+def framework_hint(names: Iterable[str]) -> str:
+    """The advice for a reward called the way a framework calls its reward function: which
+    ``rewardkit.adapters`` wrapper to use (``""`` when ``names`` match no framework's call)."""
+    given = set(names)
+    for adapter, (call, markers) in FRAMEWORK_CALL_FIELDS.items():
+        if given & markers:
+            return (
+                f". These are the arguments of {call}: a rewardkit reward is handed to it through its "
+                f"adapter, e.g. `from rewardkit.adapters import {adapter}` and `reward_fn = {adapter}(my_reward)` "
+                f"(see docs/adapters.md)"
+            )
+    return ""

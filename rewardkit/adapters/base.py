@@ -5,8 +5,11 @@ The frameworks either have no per-call timeout and error handling for custom rew
 retry the whole batch: one pathological sample (a catastrophic regex, a hung API call) then
 stalls or kills training. The adapter owns both: a failing or timed-out sample yields the
 configured ``fallback`` and an ``error`` extra, is logged and counted in ``adapter.stats``.
-Configuration errors (a required field no mapping supplies, an extra named like a reserved
-key) are not sample failures and always raise.
+Every sample carries the same extras keys, the reward's result schema (``adapter.schema``, a
+``rewardkit.schema.ResultSchema``), fixed when the adapter is built; a failed sample's extras
+are the schema's fill values. Configuration errors (a required field no mapping supplies, an
+extra named like a reserved key, extras that cannot be known before the first call) are not
+sample failures and always raise, the last two when the adapter is built.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from rewardkit.adapters.extras import ExtrasSchema
+from rewardkit.adapters.extras import adapter_schema
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
@@ -125,7 +128,7 @@ class RewardAdapter:
         timeout: float | None = None,
         on_error: OnError = "fallback",
         fallback: float | None = 0.0,
-        extra_keys: Iterable[str] | None = None,
+        extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
         missing_extra: Any = None,
         concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
@@ -156,17 +159,26 @@ class RewardAdapter:
         self.timeout = timeout
         self.on_error: OnError = on_error
         self.fallback = fallback
-        self.extra_keys = None if extra_keys is None else tuple(extra_keys)
+        self.extra_keys: tuple[str, ...] | dict[str, Any] | None = (
+            None if extra_keys is None else dict(extra_keys) if isinstance(extra_keys, Mapping) else tuple(extra_keys)
+        )
         self.missing_extra = missing_extra
         self.concurrency = concurrency
         self.stats = AdapterStats()
-        self.schema = ExtrasSchema(
+        self.schema = adapter_schema(
+            self.reward,
             owner=self.__name__,
             framework=self.framework,
-            declared=self.extra_keys,
-            missing=missing_extra,
+            extra_keys=self.extra_keys,
             reserved=self.reserved_extras,
+            fill_for=self.failure_fill,
         )
+        """The extras every sample carries and their fills; see ``rewardkit.schema``."""
+
+    def failure_fill(self, key: str) -> Any:
+        """The value extra ``key`` takes on a failed sample (or one whose result lacks it):
+        ``missing_extra``; a framework adapter may choose per key."""
+        return self.missing_extra
 
     # -- pickling ---------------------------------------------------------------------------
 

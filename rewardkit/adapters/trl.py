@@ -19,7 +19,10 @@ a plain completion one assistant message); each list column -> a task field of i
 Results: the reward per completion (the ``fallback`` on failure, which may be ``None``);
 through ``log_metric``: ``<name>/<key>`` (mean over samples) for numeric extras and
 ``<name>/failure_rate``; through ``log_extra``: a completions-table column ``<name>/<key>`` per
-extra and ``<name>/error`` (the failure text or ``None``), the same columns on every batch.
+extra of the reward's result schema (fixed when the adapter is built) and ``<name>/error`` (the
+failure text or ``None``), the same columns on every batch. A failed sample's extras are
+``missing_extra`` (``None``) in the table and are left out of the logged means, which average
+the successful samples' numbers only.
 """
 
 from __future__ import annotations
@@ -45,11 +48,20 @@ TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
 
 TRL_DEFAULT_FIELD_MAP: Mapping[str, str | None] = types.MappingProxyType({"environments": "environment"})
 
+TRL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "error": "the adapter logs failures under <name>/error",
+        "failure_rate": "the adapter logs the failure rate under <name>/failure_rate",
+    }
+)
+"""Extras names the TRL adapter's own logging uses."""
+
 
 class TrlReward(RewardAdapter):
     """TRL reward function (sync): see the module docstring for the call and the mapping."""
 
     framework: ClassVar[str] = "TRL"
+    reserved_extras: ClassVar[Mapping[str, str]] = TRL_RESERVED_EXTRAS
     allows_none_fallback: ClassVar[bool] = True
 
     def mapped(self, source: str, default: str | None) -> str | None:
@@ -109,8 +121,8 @@ class TrlReward(RewardAdapter):
         log_metric: Callable[[str, float], Any] | None,
     ) -> list[float | None]:
         """Send extras and failures to TRL's logging callbacks; the rewards, one per completion."""
-        rows = self.schema.conform_all([item.extras for item in scored])
-        keys = self.schema.keys or ()
+        rows = [self.schema.conform(item.extras) for item in scored]
+        keys = self.schema.keys
         if log_metric is not None:
             for key in keys:
                 values = (as_number(row[key]) for row, item in zip(rows, scored) if item.error is None)
@@ -170,7 +182,7 @@ def to_trl(
     timeout: float | None = None,
     on_error: OnError = "fallback",
     fallback: float | None = 0.0,
-    extra_keys: Iterable[str] | None = None,
+    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> TrlReward:

@@ -17,12 +17,15 @@ arguments (``reward_kwargs`` from the config) -> task fields of their names. ``t
 the single assistant message (verl passes no prompt text). Where ``ground_truth`` and an
 ``extra_info`` key map to one field, ``ground_truth`` wins.
 
-Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample
-(``error`` holds the failure text, ``""`` when the sample succeeded), as a ``VerlScore``: a dict
-whose ``[0]`` is also the score, because verl's ``prime`` manager reads ``float(result[0])`` from
-anything that is not a number (verl's own ``(score, metadata)`` tuples). An ``acc`` extra (verl's
-``math_dapo`` returns one; validation makes it the headline metric) passes through; a failed
-sample's ``acc`` is 0.0, as verl's own managers write for a failed call.
+Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample, the
+reward's result schema fixed when the adapter is built (``error`` holds the failure text, ``""``
+when the sample succeeded), as a ``VerlScore``: a dict whose ``[0]`` is also the score, because
+verl's ``prime`` manager reads ``float(result[0])`` from anything that is not a number (verl's own
+``(score, metadata)`` tuples). A failed sample's extras are ``missing_extra`` (``None``): verl's
+trainer turns each key into a column (``np.array`` of the batch's values) and its validation
+metrics average only numbers, so ``None`` is left out of every mean instead of counting as a
+measurement. The exception is ``acc`` (verl's ``math_dapo`` returns one; validation makes it the
+headline metric): a failed sample's ``acc`` is 0.0, as verl's own managers write for a failed call.
 """
 
 from __future__ import annotations
@@ -122,20 +125,18 @@ class VerlReward(RewardAdapter):
 
     # -- results ----------------------------------------------------------------------------
 
-    def result(self, scored: Scored, extras: dict[str, Any] | None = None) -> VerlScore:
-        """verl's dict for one sample: ``score``, the extras (fixed key set; ``extras`` if already
-        conformed) and ``error``. A failed sample's ``acc`` is 0.0 (it was not answered right),
-        not ``missing_extra``: verl's validation would otherwise leave it out of the accuracy."""
-        if extras is None:
-            extras = self.schema.conform(scored.extras)
-        if scored.error is not None and "acc" in extras:
-            extras["acc"] = 0.0
-        return VerlScore({"score": scored.reward, **extras, "error": scored.error or ""})
+    def failure_fill(self, key: str) -> Any:
+        """``acc`` is 0.0 on a failed sample (it was not answered right), not ``missing_extra``:
+        verl's validation would otherwise leave it out of the accuracy."""
+        return 0.0 if key == "acc" else self.missing_extra
+
+    def result(self, scored: Scored) -> VerlScore:
+        """verl's dict for one sample: ``score``, the extras (the schema's keys) and ``error``."""
+        return VerlScore({"score": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""})
 
     def results(self, scored: Sequence[Scored]) -> list[VerlScore]:
-        """verl's dicts for a batch, with one key set even when failures come first."""
-        rows = self.schema.conform_all([item.extras for item in scored])
-        return [self.result(item, row) for item, row in zip(scored, rows)]
+        """verl's dicts for a batch."""
+        return [self.result(item) for item in scored]
 
     def _batch_inputs(
         self,
@@ -230,7 +231,7 @@ def to_verl(
     timeout: float | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
-    extra_keys: Iterable[str] | None = None,
+    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> VerlReward:
@@ -243,7 +244,8 @@ def to_verl(
     ``data_source``, an ``extra_info`` key, a ``reward_kwargs`` key) to reward fields (``None``
     drops one). ``timeout`` (seconds per sample), ``on_error`` and ``fallback``: see
     ``rewardkit.adapters.base``. ``extra_keys`` fixes the extras every sample carries (else the
-    first result's keys); ``missing_extra`` fills absent ones (verl's validation skips ``None``).
+    reward's declared ``extra_keys`` or the keys its returns name; else ``ResultSchemaError`` here);
+    ``missing_extra`` fills them on a failed sample (verl's validation skips ``None``).
     """
     is_async = as_async(reward) if asynchronous is None else asynchronous
     cls = AsyncVerlReward if is_async else VerlReward

@@ -38,3 +38,9 @@ def ray_session() -> Iterator[Any]:
     finally:
         ray.shutdown()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def verl() -> Any:
+    """The ``verl`` package (the ``frameworks`` extra), whose reward managers and loop are tested here."""
+    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
