@@ -10,6 +10,7 @@ uses a generic adapter whose failures keep their type.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -22,10 +23,12 @@ from rewardkit.adapters.base import RewardAdapter, Scored
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
 from rewardkit.adapters.reference import RewardReference
-from rewardkit.errors import RewardError
+from rewardkit.errors import RewardError, RewardShapeError
 from rewardkit.rewards import as_reward
 from rewardkit.serve.config import RewardSpec, ServeConfig, ServeConfigError
 from rewardkit.serve.outcomes import SampleFailure, SampleOutcome
+
+logger = logging.getLogger("rewardkit.serve")
 
 SampleHook = Callable[[str, float, "str | None"], None]
 """Called after each sample: the reward's name, the seconds it took, its failure tag or ``None``."""
@@ -93,35 +96,48 @@ def _outcome(scored: Scored, extras: Mapping[str, Any]) -> SampleOutcome:
 
 class ServedReward:
     """One reward as the server runs it: the JSON API's adapter and OpenRLHF's, over the same
-    reward object, with the same options."""
+    reward object, with the same options and the same result schema (``rewardkit.schema``),
+    fixed here, before the first request. An extra named like a key OpenRLHF reserves leaves
+    the reward on the JSON API only (``/get_reward`` then answers 400 saying why)."""
 
     def __init__(self, name: str, reward: Any, options: Mapping[str, Any], openrlhf_options: Mapping[str, Any]) -> None:
         self.name = name
         self.reward = as_reward(reward)
         self.api = _ApiAdapter(self.reward, name=name, **options)
-        self.openrlhf = _OpenRLHFAdapter(self.reward, name=name, return_tensors=False, **openrlhf_options)
+        self.openrlhf: _OpenRLHFAdapter | None = None
+        self.openrlhf_problem: str | None = None
+        try:
+            self.openrlhf = _OpenRLHFAdapter(self.reward, name=name, return_tensors=False, **openrlhf_options)
+        except RewardShapeError as exc:
+            self.openrlhf_problem = str(exc)
+            logger.warning("reward %r is not served on /get_reward: %s", name, exc)
 
     @property
     def timeout(self) -> float | None:
         return self.api.timeout
 
     @property
-    def extra_keys(self) -> tuple[str, ...] | None:
-        """The extras every sample carries (``None`` while the reward has not fixed them yet)."""
+    def extra_keys(self) -> tuple[str, ...]:
+        """The extras every sample carries, success or failure."""
         return self.api.schema.keys
 
     def describe(self) -> dict[str, Any]:
         """What ``GET /v1/rewards`` says about this reward."""
         binding = self.reward.binding
+        schema = self.api.schema
         return {
             "name": self.name,
             "parameters": list(self.reward.parameters),
             "required": list(binding.required) if binding is not None else [],
             "accepts_any_field": bool(binding is not None and binding.accepts_all),
             "is_async": bool(self.reward.is_async),
-            "extra_keys": None if self.extra_keys is None else list(self.extra_keys),
+            "extra_keys": list(schema.keys),
+            "extra_kinds": dict(schema.kinds),
+            "schema_source": schema.source,
             "timeout": self.timeout,
             "fallback": self.api.fallback,
+            "openrlhf": self.openrlhf_problem is None,
+            "openrlhf_problem": self.openrlhf_problem,
         }
 
     def _checked(self, samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any] | AdapterInputError]:
@@ -145,12 +161,14 @@ class ServedReward:
     async def score(self, samples: Sequence[Mapping[str, Any]]) -> list[SampleOutcome]:
         """Score samples of named fields (the JSON API); results keep the samples' order."""
         scored = await self.api.score_batch_async(self._checked(samples))
-        rows = self.api.schema.conform_all([item.extras for item in scored])
-        return [_outcome(item, row) for item, row in zip(scored, rows)]
+        conform = self.api.schema.conform
+        return [_outcome(item, conform(item.extras)) for item in scored]
 
     async def get_reward(self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]) -> dict[str, Any]:
         """OpenRLHF's ``/get_reward``: exactly what ``to_openrlhf(reward)`` returns, as lists."""
         adapter = self.openrlhf
+        if adapter is None:
+            raise RequestError(f"reward {self.name!r} cannot answer OpenRLHF's /get_reward: {self.openrlhf_problem}")
         samples = [
             adapter.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
@@ -223,7 +241,10 @@ def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
     options["concurrency"] = config.concurrency
     openrlhf_options = dict(options)
     options.pop("field_map", None)  # samples of the JSON API carry the reward's own field names
-    return ServedReward(spec.name or reward.name, reward, options, openrlhf_options)
+    try:
+        return ServedReward(spec.name or reward.name, reward, options, openrlhf_options)
+    except RewardShapeError as exc:  # its extras cannot be known before the first call
+        raise ServeConfigError(f"reward {spec.target!r}: {exc}") from None
 
 
 def add_app_dir(app_dir: str | None) -> None:

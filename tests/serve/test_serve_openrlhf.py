@@ -134,8 +134,8 @@ def check_training_batch(orl: SimpleNamespace, urls: list[str]) -> None:
     assert set(batch.info) == {"response_clip_ratio", "reward", "score", "acc", "length", "error"}
     items = orl.split(batch)  # raised "Size of info[acc] (3) does not match batch_size (6)" on ragged extras
     assert len(items) == size
-    again = orl.make_batch(items)
-    assert again.info["acc"].flatten().tolist() == [rollout[2] for rollout in ROLLOUTS]
+    again = orl.make_batch(items)  # the replay buffer's batches: info values per sample
+    assert [float(value) for value in again.info["acc"]] == [rollout[2] for rollout in ROLLOUTS]
 
 
 @pytest.mark.slow
