@@ -68,7 +68,8 @@ class RemoteReward(BaseReward, auto_register=False):
     first reward). ``timeout`` bounds one HTTP request (seconds); ``retries`` how often a failed
     request is sent again; ``max_batch`` how many samples go in one request; ``headers`` go with
     every request (e.g. an authorization a proxy wants); ``transport`` replaces httpx's (tests,
-    custom TLS)."""
+    custom TLS). ``extra_keys``: the reward's result schema as the server serves it, read from
+    the server when an adapter first asks for it (pass it to build adapters with the server down)."""
 
     name: ClassVar[str] = "RemoteReward"
 
@@ -83,6 +84,7 @@ class RemoteReward(BaseReward, auto_register=False):
         max_batch: int = 256,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     ) -> None:
         if retries < 0 or max_batch < 1 or not timeout > 0:
             raise ValueError("RemoteReward: retries >= 0, max_batch >= 1 and timeout > 0 are required")
@@ -96,6 +98,7 @@ class RemoteReward(BaseReward, auto_register=False):
         self.headers = dict(headers or {})
         self.transport = transport
         self._info: dict[str, Any] | None = None
+        self._extra_keys = extra_keys
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
@@ -223,6 +226,40 @@ class RemoteReward(BaseReward, auto_register=False):
         for item, outcome in zip(chunk, outcomes):
             if not item.future.done():
                 item.future.set_result(outcome)
+
+
+KIND_TYPES: Mapping[str, type] = {"number": float, "text": str, "other": list, "any": object}
+"""A served ``extra_kinds`` value as the type ``rewardkit.schema`` reads back to the same kind."""
+
+
+def _served_extra_keys(self: RemoteReward) -> Sequence[str] | Mapping[str, Any]:
+    """The served reward's extras and their kinds (``GET /v1/rewards/{name}``, read once): an
+    adapter of a ``RemoteReward`` fixes the same result schema as the server's."""
+    if self._extra_keys is None:
+
+        async def describe_once() -> dict[str, Any]:
+            try:
+                return await self.describe()
+            finally:
+                await self.aclose()  # this loop ends here: so do its connections
+
+        from rewardkit.adapters.base import run_coroutine
+
+        try:
+            info = run_coroutine(describe_once())
+        except (RemoteRewardError, httpx.HTTPError) as exc:
+            raise RemoteRewardError(
+                f"the result schema of remote reward {self.name!r} at {self.url} is read from the server, "
+                f"which did not answer ({exc}); start it first, or pass extra_keys=[...] to RemoteReward"
+            ) from exc
+        kinds = info.get("extra_kinds") or {}
+        self._extra_keys = {key: KIND_TYPES.get(kinds.get(key, "any"), object) for key in info["extra_keys"]}
+    return self._extra_keys
+
+
+# BaseReward.__init_subclass__ sets the class's ``extra_keys`` to its declaration; the served one
+# is read from the server, per instance, when first needed.
+RemoteReward.extra_keys = property(_served_extra_keys)  # type: ignore[assignment]
 
 
 def _reason(response: httpx.Response) -> str:

@@ -96,6 +96,7 @@ def test_the_adapters_take_a_remote_reward(server: ServerProcess) -> None:
     scores = asyncio.run(verl_reward_loop())
     assert [score["score"] for score in scores] == [0.0, 1.0]
     assert "RemoteSampleError" in scores[0]["error"]
+    assert list(scores[0]) == list(scores[1]) == ["score", "acc", "length", "error"]  # the failure first, same keys
     openrlhf = to_openrlhf(remote, return_tensors=False)
     answer = openrlhf([PROMPT + "boom<|im_end|>", PROMPT + "42<|im_end|>"], [PROMPT] * 2, ["42", "42"])
     assert answer["rewards"] == [0.0, 1.0]
@@ -103,6 +104,23 @@ def test_the_adapters_take_a_remote_reward(server: ServerProcess) -> None:
     trl = to_trl(remote)
     rewards = asyncio.run(trl(prompts=["q", "q"], completions=["4", "5"], answer=["4", "4"]))
     assert rewards == [1.0, 0.0]
+
+
+def test_an_adapter_of_a_remote_reward_has_the_servers_schema(server: ServerProcess) -> None:
+    adapter = to_openrlhf(RemoteReward(server.url, "exact"), return_tensors=False)
+    assert adapter.schema.keys == ("acc", "length")
+    assert dict(adapter.schema.kinds) == {"acc": "number", "length": "number"}
+    served = httpx.get(server.url + "/v1/rewards/exact", timeout=10).json()
+    assert served["extra_keys"] == ["acc", "length"]
+    assert served["schema_source"] == "returns"
+
+
+def test_without_the_server_the_schema_must_be_declared() -> None:
+    down = RemoteReward("http://127.0.0.1:9", "exact", retries=0)
+    with pytest.raises(RemoteRewardError, match=r"did not answer .*pass extra_keys=\[...\] to RemoteReward"):
+        to_verl(down)
+    declared = to_verl(RemoteReward("http://127.0.0.1:9", "exact", extra_keys=["acc"]))
+    assert declared.schema.keys == ("acc",)
 
 
 def _score_in_another_process(adapter: Any) -> Any:
