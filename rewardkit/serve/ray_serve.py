@@ -63,10 +63,16 @@ def build_application(config: ServeConfig) -> Any:
     return serve.deployment(RewardDeployment).options(**deployment_options(config)).bind()
 
 
+SPREAD_ENV = {"RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0", "RAY_SERVE_PROXY_PREFER_LOCAL_AZ_ROUTING": "0"}
+"""Ray Serve's proxy sends a request to a replica on its own node while that one has room; rewards
+are CPU work whose requests are small, so every replica, on any node, should get its share."""
+
+
 def deploy(config: ServeConfig) -> str:
-    """Connect to Ray (``config.ray.address``, or a new local instance), deploy, and return the URL."""
+    """Connect to Ray (``config.ray.address``, or a new local instance), start Serve (its proxy on
+    ``config.host``/``config.port``) unless it runs already, deploy, and return the URL."""
     if not ray.is_initialized():
-        ray.init(address=config.ray.address, log_to_driver=False)
+        ray.init(address=config.ray.address, runtime_env={"env_vars": SPREAD_ENV}, log_to_driver=False)
     serve.start(
         http_options={"host": config.host, "port": config.port, "location": config.ray.proxy_location}
     )
@@ -75,18 +81,26 @@ def deploy(config: ServeConfig) -> str:
     return f"http://{config.host}:{config.port}{prefix}"
 
 
+def undeploy(config: ServeConfig) -> None:
+    """Delete the application (its replicas finish the requests they hold first); stop Serve too
+    when no other application is left on it."""
+    serve.delete(config.ray.app_name)
+    if not serve.status().applications:
+        serve.shutdown()
+
+
 def serve_on_ray(config: ServeConfig) -> None:
     """Deploy ``config`` on Ray and serve until SIGTERM or Ctrl-C, then remove the application."""
     from rewardkit.serve.service import RewardService
 
     RewardService(config)  # import and check every reward here before any replica starts
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
     url = deploy(config)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):  # after ray.init, which installs its own
+        signal.signal(signum, lambda *_: stop.set())
     print(f"rewardkit serve: {len(config.rewards)} reward(s) on Ray Serve at {url}", flush=True)
     try:
         stop.wait()
     finally:
-        serve.delete(config.ray.app_name)  # replicas drain (graceful_shutdown_timeout_s)
+        undeploy(config)
         ray.shutdown()
