@@ -12,13 +12,14 @@ token authentication with a token of its own (``env``: what a driver needs to jo
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import secrets
 import uuid
 from pathlib import Path
 
@@ -84,7 +85,7 @@ class LocalRayCluster:
                 "--head", "--port", str(self.port), "--num-cpus", str(num_cpus), "--temp-dir", self.temp_dir,
                 "--include-dashboard", "false", "--dashboard-port", str(free_port()),
                 "--ray-client-server-port", str(free_port()), "--resources", '{"head_node": 1}',
-            ],  # fmt: skip
+            ],
             {},
         )
         self.address = (Path(self.temp_dir) / "ray_current_cluster").read_text().strip()
@@ -103,10 +104,8 @@ class LocalRayCluster:
         """SIGKILL every process of one node, as if its machine died; how many there were."""
         pids = processes_marked(mark)
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         return len(pids)
 
     def stop(self) -> None:

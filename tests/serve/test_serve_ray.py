@@ -58,7 +58,7 @@ def served(cluster: tuple[LocalRayCluster, str], markers: Path, tmp_path_factory
         [
             "serve_rewards:exact_async", "--ray", "--address", local.address, "--num-replicas", "2",
             "--max-replicas-per-node", "1", "--num-cpus", "0.5", "--timeout", "60",
-        ],  # fmt: skip
+        ],
         workdir=tmp_path_factory.mktemp("ray-serve"),
         env={**local.env, "SERVE_TEST_MARKERS": str(markers)},
     )
