@@ -108,6 +108,14 @@ def _ray_arguments(parser: argparse.ArgumentParser) -> None:
     ray.add_argument("--max-replicas-per-node", dest="ray_max_replicas_per_node", type=int, default=None, metavar="N")
     ray.add_argument("--num-cpus", dest="ray_num_cpus", type=float, default=None, metavar="X", help="CPUs per replica")
     ray.add_argument(
+        "--forward-env",
+        dest="ray_forward_env",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="pass this environment variable on to the replicas (repeatable; e.g. an API key)",
+    )
+    ray.add_argument(
         "--proxy-location", dest="ray_proxy_location", default=None, choices=("HeadOnly", "EveryNode", "Disabled")
     )
 

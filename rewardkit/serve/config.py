@@ -84,6 +84,9 @@ class RayOptions:
     """Requests the proxy queues for busy replicas before it answers 503 (Ray Serve's own bound)."""
     max_replicas_per_node: int | None = None
     num_cpus: float = 1.0
+    forward_env: tuple[str, ...] = ()
+    """Environment variables of the command passed on to every replica (Ray does not forward a
+    driver's environment: an API key a reward reads, say)."""
     app_name: str = "rewardkit"
     route_prefix: str = "/"
     proxy_location: str = "HeadOnly"
@@ -158,7 +161,9 @@ class ServeConfig:
     def from_json(cls, text: str) -> ServeConfig:
         data = json.loads(text)
         rewards = tuple(_reward_spec(item, where="config") for item in data.pop("rewards"))
-        return cls(rewards=rewards, ray=RayOptions(**data.pop("ray")), **data)
+        ray = data.pop("ray")
+        ray["forward_env"] = tuple(ray.get("forward_env") or ())
+        return cls(rewards=rewards, ray=RayOptions(**ray), **data)
 
 
 def _positive_number(key: str, value: Any) -> None:
@@ -232,7 +237,10 @@ def _ray_settings(value: Any, *, where: str) -> dict[str, Any]:
     unknown = sorted(set(value) - _RAY_KEYS)
     if unknown:
         raise ServeConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_RAY_KEYS))})")
-    return dict(value)
+    settings = dict(value)
+    if "forward_env" in settings:
+        settings["forward_env"] = tuple(settings["forward_env"])
+    return settings
 
 
 def merge(file_settings: Mapping[str, Any], overrides: Mapping[str, Any], rewards: Sequence[RewardSpec]) -> ServeConfig:
@@ -243,7 +251,9 @@ def merge(file_settings: Mapping[str, Any], overrides: Mapping[str, Any], reward
     for key, value in overrides.items():
         if value is None:
             continue
-        if key.startswith("ray_"):
+        if key == "ray_forward_env":
+            ray_settings["forward_env"] = tuple(ray_settings.get("forward_env", ())) + tuple(value)
+        elif key.startswith("ray_"):
             ray_settings[key[4:]] = value
         else:
             settings[key] = value

@@ -32,7 +32,8 @@ def deployment_options(config: ServeConfig) -> dict[str, Any]:
     """Ray Serve's options for the deployment of ``config``: replicas (fixed or autoscaling),
     Ray's bounds on requests, CPUs per replica, and the configuration each replica builds from."""
     options = config.ray
-    env_vars = {CONFIG_ENV: config.to_json()}
+    env_vars = {name: os.environ[name] for name in options.forward_env if name in os.environ}
+    env_vars[CONFIG_ENV] = config.to_json()
     if os.environ.get("PYTHONPATH"):  # replicas import reward modules from where this process does
         env_vars["PYTHONPATH"] = os.environ["PYTHONPATH"]
     settings: dict[str, Any] = {
