@@ -487,6 +487,8 @@ def as_reward(reward_fn: Any) -> Reward | BaseReward:
     wrapped once (not registered). A ``BaseReward`` class is an error: it needs its state."""
     if isinstance(reward_fn, (Reward, BaseReward)):
         return reward_fn
+    if getattr(type(reward_fn), "is_group", False) is True:  # rewardkit.groups: scored by groups
+        return reward_fn  # type: ignore[no-any-return]
     if isinstance(reward_fn, type) and issubclass(reward_fn, BaseReward):
         raise TypeError(
             f"got the class {reward_fn.__qualname__} (reward {reward_fn.name!r}); pass an instance, "

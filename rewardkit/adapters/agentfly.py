@@ -19,6 +19,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.messages import prompt_text
+
+
+def with_prompt_and_completion(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` plus ``prompt`` and ``completion`` split from AgentFly's ``trajectory`` at its
+    first assistant message (kept as given when the caller passes them, or without a trajectory)."""
+    trajectory = fields.get("trajectory")
+    if not isinstance(trajectory, list) or ("prompt" in fields and "completion" in fields):
+        return fields
+    start = next(
+        (i for i, m in enumerate(trajectory) if isinstance(m, dict) and m.get("role") == "assistant"), len(trajectory)
+    )
+    derived = {"prompt": prompt_text(trajectory[:start]), "completion": trajectory[start:]}
+    return {**derived, **fields}
+
 
 AGENTFLY_REGISTRY_MODULES = ("agentfly.rewards.reward_base", "agentfly.rewards")
 """Where AgentFly's ``register_reward`` lives (its reward runtime, then the package re-exporting it)."""
@@ -35,7 +50,7 @@ class AgentFlyReward(RewardAdapter):
     reserved_extras: ClassVar[Mapping[str, str]] = AGENTFLY_RESERVED_EXTRAS
 
     async def __call__(self, **fields: Any) -> dict[str, Any]:
-        scored = await self.score_one_async(fields)
+        scored = await self.score_one_async(with_prompt_and_completion(fields))
         return {"reward": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""}
 
 

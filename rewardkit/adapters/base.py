@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from rewardkit.adapters.extras import adapter_schema
+from rewardkit.adapters.grouping import GroupScoring
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
@@ -87,6 +88,9 @@ class Scored:
     reward: float | None
     extras: Mapping[str, Any] | None
     error: str | None = None
+    applicable: bool = True
+    """``False``: the reward does not apply to the sample (``NOT_APPLICABLE``); ``reward`` is then
+    the adapter's ``not_applicable`` value."""
 
 
 def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
@@ -105,7 +109,7 @@ def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
         cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
 
 
-class RewardAdapter:
+class RewardAdapter(GroupScoring):
     """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
 
     Pickling sends the reward as a ``RewardReference`` (``module:qualname``, the file a
@@ -118,6 +122,9 @@ class RewardAdapter:
     """Extras names the framework uses itself, with the reason: rejected with a clear error."""
     allows_none_fallback: ClassVar[bool] = False
     """Whether the framework accepts ``None`` as a sample's reward (TRL: "not applicable")."""
+    not_applicable: ClassVar[float | None] = 0.0
+    """The reward a ``NOT_APPLICABLE`` sample gets: ``None`` where the framework has the notion
+    (TRL leaves it out of its weighted sum), else a number (see docs/adapters.md)."""
 
     def __init__(
         self,
@@ -226,11 +233,26 @@ class RewardAdapter:
         )
         return Scored(self.fallback, None, text)
 
+    def scored(self, result: RewardResult) -> Scored:
+        """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
+        if result.applicable:
+            return Scored(result.reward, result.extras)
+        return Scored(self.not_applicable, result.extras or None, applicable=False)
+
+    def _refuse_group(self) -> None:
+        if self.is_group:
+            raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
+
+    def group_hint(self) -> str:
+        """How to give this framework's adapter whole groups (adapters override it)."""
+        return "score it where the framework hands over a batch"
+
     def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
         return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
 
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample from sync code, under the timeout and the error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
@@ -250,7 +272,7 @@ class RewardAdapter:
             raise
         except Exception as exc:
             return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+        return self.scored(result)
 
     async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
         reward = self.reward
@@ -268,10 +290,11 @@ class RewardAdapter:
             return self._failed(index, self._timeout_error(index, exc), timed_out=True)
         except Exception as exc:
             return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+        return self.scored(result)
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)

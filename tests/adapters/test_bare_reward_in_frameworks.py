@@ -4,7 +4,6 @@ adapter to wrap it with, in each framework's real code."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,7 @@ HERE = Path(__file__).resolve().parent
 BARE_FILE = HERE / "bare_reward_file.py"
 
 
-@pytest.fixture
-def worker_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
-
-
-def test_verl_reward_loop_says_to_wrap_with_to_verl(verl: Any, worker_loop: asyncio.AbstractEventLoop) -> None:
+def test_verl_reward_loop_says_to_wrap_with_to_verl(verl: Any, event_loop_of_a_worker: asyncio.AbstractEventLoop) -> None:
     from test_verl_managers import ROWS
     from verl.trainer.ppo.reward import load_reward_manager
 

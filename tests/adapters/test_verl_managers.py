@@ -10,7 +10,6 @@ managers, and the reward loop's ``naive``, ``dapo``, ``gdpo``, ``rate_limited`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,6 @@ ERROR = "RuntimeError: boom in the response"
 @pytest.fixture(scope="module")
 def tokenizer(verl: Any) -> Any:
     return word_tokenizer(word for row in ROWS for text in row for word in text.split())
-
-
-@pytest.fixture
-def event_loop_of_a_worker() -> Iterator[asyncio.AbstractEventLoop]:
-    """The current event loop, as in a fresh verl worker: the reward loop's managers take it at init."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
 
 
 def make_batch(verl: Any, tokenizer: Any, rows: list[tuple[str, str, str]] = ROWS) -> Any:
