@@ -66,6 +66,7 @@ class SampleResult(BaseModel):
     reward: float = Field(description="the reward; the reward's fallback (default 0.0) when the sample failed")
     extras: dict[str, Any] = Field(description="exactly the reward's extra_keys, on every sample")
     failure: Failure | None = None
+    applicable: bool = Field(default=True, description="false: the reward does not apply to the sample (not a failure)")
 
 
 class ScoreRequest(BaseModel):

@@ -198,6 +198,8 @@ class RemoteReward(BaseReward, auto_register=False):
         outcome = await self._submit(fields)
         if outcome.failure is not None:
             raise RemoteSampleError(self.name, outcome.failure)
+        if not outcome.applicable:
+            return RewardResult.not_applicable("the served reward does not apply to this sample", outcome.extras)
         return RewardResult(outcome.reward, outcome.extras)
 
     async def _submit(self, fields: dict[str, Any]) -> SampleOutcome:

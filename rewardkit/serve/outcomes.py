@@ -69,11 +69,13 @@ class SampleFailure:
 class SampleOutcome:
     """One sample's served result: ``reward`` (the fallback when it failed), ``extras`` (every key
     of the reward's schema, the documented fill value where a failed sample has none) and
-    ``failure`` (``None`` on success)."""
+    ``failure`` (``None`` on success); ``applicable`` is ``False`` when the reward said it does
+    not apply to the sample (``NOT_APPLICABLE``: not a failure; ``reward`` is then 0.0)."""
 
     reward: float
     extras: Mapping[str, Any]
     failure: SampleFailure | None = None
+    applicable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -84,6 +86,7 @@ class SampleOutcome:
             "reward": self.reward,
             "extras": dict(self.extras),
             "failure": None if self.failure is None else self.failure.as_json(),
+            "applicable": self.applicable,
         }
 
     @classmethod
@@ -93,6 +96,7 @@ class SampleOutcome:
             float(data["reward"]),
             dict(data.get("extras") or {}),
             None if failure is None else SampleFailure.from_json(failure),
+            applicable=bool(data.get("applicable", True)),
         )
 
 

@@ -70,7 +70,7 @@ class _TypedFailures(RewardAdapter):
 
     def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
         scored = super()._failed(index, exc, timed_out=timed_out)
-        return _Failed(scored.reward, None, scored.error, SampleFailure.of(exc, timed_out=timed_out))
+        return _Failed(scored.reward, None, scored.error, failure=SampleFailure.of(exc, timed_out=timed_out))
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         started = time.perf_counter()
@@ -91,7 +91,7 @@ class _OpenRLHFAdapter(_TypedFailures, OpenRLHFReward):
 
 def _outcome(scored: Scored, extras: Mapping[str, Any]) -> SampleOutcome:
     failure = scored.failure if isinstance(scored, _Failed) else None
-    return SampleOutcome(float(scored.reward), extras, failure)  # type: ignore[arg-type]
+    return SampleOutcome(float(scored.reward), extras, failure, applicable=scored.applicable)  # type: ignore[arg-type]
 
 
 class ServedReward:

@@ -89,7 +89,7 @@ async def test_several_rewards_by_name(client: httpx.AsyncClient) -> None:
     assert listing[0]["required"] == ["final_response", "answer"]
     assert listing[1]["is_async"] is True
     one = await client.post("/v1/rewards/length_reward/score", json={"samples": [{"final_response": "x" * 50}]})
-    assert one.json()["results"][0] == {"reward": 0.5, "extras": {"chars": 50}, "failure": None}
+    assert one.json()["results"][0] == {"reward": 0.5, "extras": {"chars": 50}, "failure": None, "applicable": True}
     payload = {"query": [PROMPT + "abc"], "prompts": [PROMPT], "labels": [None]}
     named = await client.post("/get_reward/LENGTH_REWARD", json=payload)  # names are case-insensitive
     assert named.json()["extra_logs"]["chars"] == [3.0]
