@@ -55,7 +55,9 @@ class _LoopState:
     flushing: bool = False
 
 
-def _retry_delay(attempt: int, backoff: float, response: httpx.Response | None) -> float:
+def retry_delay(attempt: int, backoff: float, response: httpx.Response | None) -> float:
+    """Seconds before retry ``attempt`` (0-based): the answer's ``Retry-After``, else exponential
+    backoff from ``backoff`` (at most 10 s) with jitter."""
     if response is not None:
         header = response.headers.get("retry-after", "")
         if header.isdigit():
@@ -133,7 +135,7 @@ class RemoteReward(BaseReward, auto_register=False):
         last_error = ""
         for attempt in range(self.retries + 1):
             if attempt:
-                await asyncio.sleep(_retry_delay(attempt - 1, self.backoff, response))
+                await asyncio.sleep(retry_delay(attempt - 1, self.backoff, response))
             response = None
             try:
                 response = await client.request(method, self.url + path, json=payload)
@@ -142,7 +144,7 @@ class RemoteReward(BaseReward, auto_register=False):
                 continue
             if response.status_code < 400:
                 return response.json()
-            last_error = f"HTTP {response.status_code}: {_reason(response)}"
+            last_error = f"HTTP {response.status_code}: {error_reason(response)}"
             if response.status_code not in RETRY_STATUSES:
                 raise RemoteRewardError(f"{method} {self.url}{path} was refused: {last_error}", status=response.status_code)
         status = None if response is None else response.status_code
@@ -264,7 +266,7 @@ def _served_extra_keys(self: RemoteReward) -> Sequence[str] | Mapping[str, Any]:
 RemoteReward.extra_keys = property(_served_extra_keys)  # type: ignore[assignment]
 
 
-def _reason(response: httpx.Response) -> str:
+def error_reason(response: httpx.Response) -> str:
     """The server's error message, or the start of the body."""
     try:
         error = response.json().get("error", {})
