@@ -214,6 +214,12 @@ def to_openrlhf(
     """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--reward.remote_url``,
     write ``reward_func = to_openrlhf(my_reward)``.
 
+    Or serve it over HTTP, off the training nodes: ``rewardkit serve my_rewards:my_reward`` (or
+    ``rewardkit serve file.py:reward_func``, with this adapter's options), then pass OpenRLHF the
+    URL form, ``--reward.remote_url http://HOST:8000/get_reward`` (several URLs shard each batch;
+    ``.../get_reward/NAME`` picks one of several served rewards). The server answers with exactly
+    this adapter's result, as JSON lists (docs/serve.md).
+
     Always sync (OpenRLHF calls it from a thread and never awaits); an async reward is run to
     completion inside. ``stop_strings``: end-of-turn markers stripped from the response's end.
     ``return_tensors``: ``None`` = tensors when torch imports, lists otherwise (e.g. for JSON).
