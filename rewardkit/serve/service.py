@@ -68,8 +68,10 @@ class _TypedFailures(RewardAdapter):
 
     on_sample: SampleHook | None = None
 
-    def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
-        scored = super()._failed(index, exc, timed_out=timed_out)
+    def _failed(
+        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
+    ) -> Scored:
+        scored = super()._failed(index, exc, timed_out=timed_out, text=text)
         return _Failed(scored.reward, None, scored.error, failure=SampleFailure.of(exc, timed_out=timed_out))
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
