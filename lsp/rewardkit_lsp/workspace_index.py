@@ -10,6 +10,7 @@ relative to the folder, as the CLI prints them when run there, so messages are t
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,11 +22,12 @@ from rewardkit.checks import (
     Diagnostic,
     ModuleAnalysis,
     ModuleAnalyzer,
-    duplicate_reward_diagnostics,
+    RewardDefinition,
 )
 from rewardkit.checks.command import decode_source
 from rewardkit.checks.command import is_excluded as is_excluded_by_config
 from rewardkit.checks.engine import may_define_rewards
+from rewardkit.checks.rules.registration import SHOWN_OTHERS, DuplicateRewardName
 from rewardkit.checks.targets import SKIPPED_DIRECTORIES
 from rewardkit.checks.targets import walk as walk_python_files
 from rewardkit_lsp.project_config import ProjectConfigs, Signature, signature
@@ -48,6 +50,10 @@ class FileRewards:
     names: frozenset[str]
     """Casefolded registered names (the registry ignores case)."""
 
+    def definitions(self, name: str) -> list[RewardDefinition]:
+        """Its definitions of the casefolded ``name``, in file order."""
+        return [r for r in self.analysis.rewards if r.name and r.name.casefold() == name]
+
 
 def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
     """What of ``analysis`` counts across files (nothing while it has a syntax error, as in the CLI)."""
@@ -59,13 +65,22 @@ def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
 
 
 class WorkspaceRewards:
-    """The workspace's rewards by file: live documents over files on disk."""
+    """The workspace's rewards by file: live documents over files on disk.
+
+    For each name: the files defining it in the CLI's order (by display path) and how many
+    definitions it has, so that one file's RK401 costs a few entries whatever the number of
+    files sharing the name (3,000 modules defining ``qa`` cost 3,000 small findings, not
+    3,000 x 3,000 places)."""
 
     def __init__(self) -> None:
         self.roots: tuple[str, ...] = ()
         self._disk: dict[str, FileRewards] = {}
         self._live: dict[str, FileRewards] = {}
         self._paths_by_name: dict[str, set[str]] = {}
+        self._ordered_by_name: dict[str, list[tuple[str, str]]] = {}
+        """Casefolded name -> (display, path) of the files defining it, sorted."""
+        self._count_by_name: dict[str, int] = {}
+        """Casefolded name -> its definitions across the workspace's files."""
 
     def set_roots(self, roots: Sequence[str]) -> None:
         """The workspace folders (innermost first when nested)."""
@@ -96,16 +111,33 @@ class WorkspaceRewards:
         else:
             table[path] = new
         after = self.entry(path)
-        old_names = before.names if before is not None else frozenset()
-        new_names = after.names if after is not None else frozenset()
-        for name in old_names - new_names:
-            paths = self._paths_by_name.get(name)
-            if paths is not None:
+        if before is after:
+            return
+        if before is not None:
+            self._index(path, before, -1)
+        if after is not None:
+            self._index(path, after, +1)
+
+    def _index(self, path: str, entry: FileRewards, sign: int) -> None:
+        """Add (``sign`` 1) or remove (-1) a file's names in the per-name indexes."""
+        for name in entry.names:
+            paths = self._paths_by_name.setdefault(name, set())
+            ordered = self._ordered_by_name.setdefault(name, [])
+            key = (entry.display, path)
+            count = self._count_by_name.get(name, 0) + sign * len(entry.definitions(name))
+            if sign > 0:
+                paths.add(path)
+                bisect.insort(ordered, key)
+            else:
                 paths.discard(path)
-                if not paths:
-                    del self._paths_by_name[name]
-        for name in new_names - old_names:
-            self._paths_by_name.setdefault(name, set()).add(path)
+                position = bisect.bisect_left(ordered, key)
+                if position < len(ordered) and ordered[position] == key:
+                    del ordered[position]
+            if paths:
+                self._count_by_name[name] = count
+            else:
+                del self._paths_by_name[name], self._ordered_by_name[name]
+                self._count_by_name.pop(name, None)
 
     def set_live(self, path: str, analysis: ModuleAnalysis | None) -> None:
         """An open document's latest analysis (``None``: closed, the file on disk counts again)."""
@@ -143,15 +175,30 @@ class WorkspaceRewards:
         return found
 
     def cross_file(self, path: str) -> list[Diagnostic]:
-        """RK401 of ``path`` against the other files, exactly as ``rewardkit check`` gives it."""
+        """RK401 of ``path`` against the other files, exactly as ``rewardkit check`` gives it:
+        each definition names the first other definitions in the CLI's order (files by display
+        path, then by line) and counts the rest."""
         entry = self.entry(path)
-        others = self.sharing(path)
-        if entry is None or not others:
+        if entry is None:
             return []
-        files = [entry] + [e for other in others if (e := self.entry(other)) is not None]
-        files.sort(key=lambda e: e.display)  # the CLI checks (and lists) files in this order
-        found = duplicate_reward_diagnostics([(e.display, e.analysis) for e in files])
-        return found.get(entry.display, [])
+        found: list[Diagnostic] = []
+        for name in entry.names:
+            ordered = self._ordered_by_name.get(name, ())
+            if len(ordered) < 2:
+                continue
+            own = entry.definitions(name)
+            head: list[tuple[str, RewardDefinition]] = []
+            for _, other_path in ordered:
+                other = self.entry(other_path)
+                if other is not None:
+                    head += [(other.display, d) for d in other.definitions(name)]
+                if len(head) >= SHOWN_OTHERS + len(own):
+                    break
+            count = self._count_by_name[name] - 1
+            for definition in own:
+                others = [(shown, d) for shown, d in head if d is not definition][:SHOWN_OTHERS]
+                found.append(DuplicateRewardName.finding((entry.display, definition), others, count))
+        return found
 
 
 def _config(configs: ProjectConfigs, path: Path) -> CheckConfig:

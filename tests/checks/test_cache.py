@@ -83,11 +83,11 @@ def test_changed_bytes_configuration_files_and_options_are_noticed(project: Path
     bad.write_text(fixed.ljust(len(BAD)), encoding="utf-8")  # same size, same mtime
     os.utime(bad, ns=(info.st_atime_ns, info.st_mtime_ns))
     assert run_check(cwd=project).stdout == "Checked 2 files, 2 rewards: no problems\n"
-    # The configuration: no task fields any more, so `answr` is no longer unknown.
+    # The configuration: no task fields any more, so `answr` is only a likely typo.
     bad.write_text(BAD, encoding="utf-8")
-    assert "RK101" in run_check(cwd=project).stdout
+    assert "RK101 `answr` is not a field" in run_check(cwd=project).stdout
     (project / "pyproject.toml").write_text("[tool.rewardkit]\n", encoding="utf-8")
-    assert "RK101" not in run_check(cwd=project).stdout
+    assert "RK101 `answr` looks like a misspelling" in run_check(cwd=project).stdout
     # Options, and a new file.
     assert "RK201" not in run_check("--ignore", "RK2", cwd=project).stdout
     (project / "rewards" / "new.py").write_text(BAD.replace("'qa'", "'new'"), encoding="utf-8")

@@ -62,6 +62,11 @@ def test_json_output(project: Path) -> None:
         ("rewards/bad.py", "RK101", 4, 22),
         ("rewards/bad.py", "RK201", 5, 4),
     ]
+    # `col` is the text output's 1-based column (`rewards/bad.py:4:8:`), `column` the engine's
+    # 0-based one (LSP-style consumers)
+    text_columns = [line.split(":")[2] for line in run_check(cwd=project).stdout.splitlines()[:3]]
+    assert [str(i["col"]) for i in items] == text_columns == ["8", "23", "5"]
+    assert all(i["end_col"] == i["end_column"] + 1 for i in items)
     rename = items[0]["fixes"][0]
     assert rename["title"] == "Rename `final_respone` to `final_response`"
     assert items[1]["data"] == {"reward": "qa", "parameter": "answr", "suggestion": "answer"}
@@ -347,4 +352,22 @@ def test_many_files_are_checked_in_parallel_with_the_same_findings(tmp_path: Pat
     assert [(i["path"], i["code"], i["line"], i["column"]) for i in json.loads(result.stdout)] == (
         expected
     )
-    assert len(expected) == 16
+    assert len(expected) == 24
+
+
+def test_help_points_at_explain_which_describes_a_rule(tmp_path: Path) -> None:
+    """A pip-installed user has no docs/checks.md: --help points at --explain, which prints a
+    rule's reference (its examples included) from the installed package."""
+    help_text = run_check("--help", cwd=tmp_path)
+    assert help_text.returncode == 0
+    assert "docs/checks.md" not in help_text.stdout
+    assert "--explain RK101" in help_text.stdout
+    assert "1-based" in help_text.stdout  # which columns each format uses
+    explained = run_check("--explain", "rk101", cwd=tmp_path)
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stdout.startswith("RK101: unknown field")
+    assert "    def qa(final_response: str, answr: str):" in explained.stdout
+    unknown = run_check("--explain", "RK999", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unknown code 'RK999'" in unknown.stderr
+    assert "RK101" in unknown.stderr
