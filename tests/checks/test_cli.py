@@ -371,3 +371,61 @@ def test_help_points_at_explain_which_describes_a_rule(tmp_path: Path) -> None:
     assert unknown.returncode == 2
     assert "unknown code 'RK999'" in unknown.stderr
     assert "RK101" in unknown.stderr
+
+
+def _unprivileged() -> list[str]:
+    """A command prefix under which permissions hold: as root, drop the capabilities that
+    override them (the process stays root, the owner of the test's files)."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "root without setpriv (util-linux): permissions cannot be tested"
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]
+
+
+def test_an_unreadable_directory_is_reported_and_the_rest_checked(project: Path) -> None:
+    locked = project / "rewards" / "private"
+    locked.mkdir()
+    (locked / "hidden.py").write_text(BAD, encoding="utf-8")
+    locked.chmod(0)
+    try:
+        result = run_check(cwd=project, prefix=_unprivileged())
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode == 2
+    assert "rewards/bad.py:4:8: RK102" in result.stdout
+    assert result.stderr == (
+        "rewardkit check: cannot check rewards/private: cannot read the directory "
+        "(Permission denied)\n"
+    )
+
+
+def test_a_tree_1100_directories_deep_is_walked(tmp_path: Path) -> None:
+    levels = [str(tmp_path.joinpath(*["d"] * depth)) for depth in range(1, 1101)]
+    for level in levels:  # os.makedirs and shutil.rmtree recurse once per level
+        os.mkdir(level)
+    bad = os.path.join(levels[-1], "bad.py")
+    Path(bad).write_text(BAD, encoding="utf-8")
+    try:
+        result = run_check("--no-cache", cwd=tmp_path)
+    finally:
+        os.unlink(bad)
+        for level in reversed(levels):
+            os.rmdir(level)
+    assert (result.returncode, result.stderr) == (1, "")
+    shown = "d/" * 1100 + "bad.py"
+    assert result.stdout.startswith(f"{shown}:4:8: RK102 ")
+
+
+def test_deeply_nested_pyproject_arrays_are_a_configuration_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.rewardkit]\nselect = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8"
+    )
+    result = run_check(cwd=project)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"rewardkit check: error: {project / 'pyproject.toml'}: TOML nested too deeply to read\n"
+    )
