@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +38,10 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def normal_path(path: str) -> str:
-    """A path's canonical spelling, the key of every map here."""
-    return os.path.normcase(os.path.abspath(path))
+    """A path's canonical spelling, the key of every map here (interned: a document opened and
+    closed again leaves the scan's string in the indexes, not one allocated among its own
+    objects, which would keep the allocator from returning their memory)."""
+    return sys.intern(os.path.normcase(os.path.abspath(path)))
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,17 @@ class FileRewards:
     def definitions(self, name: str) -> list[RewardDefinition]:
         """Its definitions of the casefolded ``name``, in file order."""
         return [r for r in self.analysis.rewards if r.name and r.name.casefold() == name]
+
+
+def _same_shape(before: FileRewards | None, after: FileRewards | None) -> bool:
+    """Whether two versions of a file sit at the same places in the per-name indexes."""
+    if before is None or after is None:
+        return before is after
+    return (
+        before.display == after.display
+        and before.names == after.names
+        and all(len(before.definitions(n)) == len(after.definitions(n)) for n in before.names)
+    )
 
 
 def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
@@ -81,6 +95,9 @@ class WorkspaceRewards:
         """Casefolded name -> (display, path) of the files defining it, sorted."""
         self._count_by_name: dict[str, int] = {}
         """Casefolded name -> its definitions across the workspace's files."""
+        self._changed: set[str] = set()
+        """Names whose RK401 in other files changed (a count, or a file they name) since
+        :meth:`take_changed`."""
 
     def set_roots(self, roots: Sequence[str]) -> None:
         """The workspace folders (innermost first when nested)."""
@@ -113,10 +130,32 @@ class WorkspaceRewards:
         after = self.entry(path)
         if before is after:
             return
-        if before is not None:
-            self._index(path, before, -1)
-        if after is not None:
-            self._index(path, after, +1)
+        names = (before.names if before is not None else frozenset()) | (
+            after.names if after is not None else frozenset()
+        )
+        summaries = {name: self._summary(name) for name in names}
+        if not _same_shape(before, after):  # (a document opened as it is on disk: no change)
+            if before is not None:
+                self._index(path, before, -1)
+            if after is not None:
+                self._index(path, after, +1)
+        self._changed.update(name for name in names if self._summary(name) != summaries[name])
+
+    def _summary(self, name: str) -> tuple[object, ...]:
+        """What other files' RK401 of ``name`` says: the count and the files it can name."""
+        head = []
+        for display, path in self._ordered_by_name.get(name, ())[: SHOWN_OTHERS + 1]:
+            entry = self.entry(path)
+            if entry is not None:
+                definitions = entry.definitions(name)
+                head.append((display, tuple((d.span.line, d.name) for d in definitions)))
+        return self._count_by_name.get(name, 0), tuple(head)
+
+    def take_changed(self) -> frozenset[str]:
+        """The names whose RK401 in other files changed since the last call (an edit that
+        moves nothing others name, or reopens a file as it is on disk, changes none)."""
+        changed, self._changed = frozenset(self._changed), set()
+        return changed
 
     def _index(self, path: str, entry: FileRewards, sign: int) -> None:
         """Add (``sign`` 1) or remove (-1) a file's names in the per-name indexes."""
@@ -157,6 +196,9 @@ class WorkspaceRewards:
 
     def is_live(self, path: str) -> bool:
         return path in self._live
+
+    def has_disk(self, path: str) -> bool:
+        return path in self._disk
 
     def disk_paths(self) -> set[str]:
         return set(self._disk)
@@ -282,7 +324,10 @@ class WorkspaceScan:
             self._seen.pop(path, None)
             self.rewards.set_disk(path, None)
         elif self.rewards.is_live(path):
-            self._seen.pop(path, None)  # open: its live text counts; read from disk once closed
+            if self._seen.get(path) != now:  # open: its live text counts; read once closed
+                self._seen.pop(path, None)
+        elif self._seen.get(path) == now and self.rewards.has_disk(path):
+            pass  # unchanged on disk (a document closed as it was read): nothing to read again
         else:
             self._seen[path] = now
             analysis = read_rewards(path, self.rewards.display(path), self.configs)

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
-from rewardkit.checks.frameworks import AdapterCall, AdapterUse, resolve_adapter_uses, uses_of
+from rewardkit.checks.frameworks import (
+    AdapterCall,
+    AdapterUse,
+    HelperInfo,
+    resolve_adapter_uses,
+    resolve_signal_helpers,
+    uses_of,
+)
 from rewardkit.checks.model import ParameterKind, RewardDefinition, RewardParameter, Span
 from rewardkit.checks.positions import NodePositions
 
@@ -145,6 +152,8 @@ class ImportContext:
     """(function name, use) of the module's functions passed to ``to_trl``/``to_verl``/``to_openrlhf``."""
     framework_functions: tuple[tuple[str, str], ...] = ()
     """(function name, framework) of the framework functions the configuration names here."""
+    signal_helpers: tuple[tuple[str, str], ...] = ()
+    """(function name, grader) of the module's functions that reach a signal-based timeout."""
 
     @cached_property
     def _map(self) -> dict[str, str]:
@@ -160,6 +169,7 @@ class ImportContext:
                 self.coroutine_functions,
                 self.adapter_uses,
                 self.framework_functions,
+                self.signal_helpers,
             )
         )
 
@@ -413,6 +423,7 @@ def build_context(
     definitions: Iterable[Definition] = (),
     adapter_calls: Iterable[AdapterCall] = (),
     framework_functions: tuple[tuple[str, str], ...] = (),
+    helpers: Iterable[HelperInfo] = (),
 ) -> ImportContext:
     """An :class:`ImportContext` from a module's import bindings, its top-level definitions
     (for the coroutine functions it defines), the configured decorators, the calls that may
@@ -429,6 +440,9 @@ def build_context(
     uses = resolve_adapter_uses(adapter_calls, context.qualify)
     if uses:
         context = replace(context, adapter_uses=uses)
+    signal_helpers = resolve_signal_helpers(helpers, context.qualify)
+    if signal_helpers:
+        context = replace(context, signal_helpers=signal_helpers)
     return context
 
 

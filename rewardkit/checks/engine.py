@@ -26,11 +26,17 @@ from rewardkit.checks.discovery import (
     scope_definitions,
 )
 from rewardkit.checks.fixes import suppressed_codes
-from rewardkit.checks.frameworks import AdapterCall, scan_adapter_calls
+from rewardkit.checks.frameworks import (
+    MENTIONS_SIGNALS,
+    AdapterCall,
+    HelperInfo,
+    helper_infos,
+    scan_adapter_calls,
+)
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
-from rewardkit.checks.splitter import IncrementalSplitter
+from rewardkit.checks.splitter import Chunk, IncrementalSplitter
 
 _RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 
@@ -170,6 +176,9 @@ class ModuleAnalyzer:
     def __init__(self, rules: Sequence[type[Rule]] = RULES) -> None:
         self._rules = tuple(rule() for rule in rules)
         self._parsed: dict[str, _ParsedChunk] = {}
+        self._helpers: dict[str, tuple[HelperInfo, ...]] = {}
+        """Chunk text -> its functions' calls that may need the main thread (modules naming
+        math_verify, signal... only)."""
         self._analysed: dict[tuple[object, ...], _AnalysedChunk] = {}
         self._live: dict[str | None, tuple[frozenset[str], frozenset[tuple[object, ...]]]] = {}
         self._splitters: dict[str | None, IncrementalSplitter] = {}
@@ -211,6 +220,7 @@ class ModuleAnalyzer:
             [definition for parsed_chunk in parsed for definition in parsed_chunk.definitions],
             [call for parsed_chunk in parsed for call in parsed_chunk.adapter_calls],
             config.framework_functions(path),
+            self._helper_infos(chunks, parsed) if MENTIONS_SIGNALS.search(source) else (),
         )
         if context == self._context:  # the same object again: cache keys compare by identity
             context = self._context
@@ -249,6 +259,24 @@ class ModuleAnalyzer:
         self._live.pop(path, None)
         self._splitters.pop(path, None)
 
+    def _helper_infos(
+        self, chunks: Sequence[Chunk], parsed: Sequence[_ParsedChunk]
+    ) -> list[HelperInfo]:
+        """The module's functions' calls that may need the main thread, per chunk (cached)."""
+        found: list[HelperInfo] = []
+        for chunk, parsed_chunk in zip(chunks, parsed):
+            if parsed_chunk.error is not None or not parsed_chunk.definitions:
+                continue
+            infos = self._helpers.get(chunk.text)
+            if infos is None:
+                body = parsed_chunk.body
+                if body is None:
+                    tree = parse(chunk.text)
+                    body = tree.body if isinstance(tree, ast.Module) else []
+                infos = self._helpers[chunk.text] = helper_infos(body)
+            found.extend(infos)
+        return found
+
     def _parse(self, text: str) -> _ParsedChunk:
         parsed = self._parsed.get(text)
         if parsed is None:
@@ -275,6 +303,7 @@ class ModuleAnalyzer:
                 stale_keys -= other_keys
         for text in stale_texts:
             self._parsed.pop(text, None)
+            self._helpers.pop(text, None)
         for key in stale_keys:
             self._analysed.pop(key, None)
 
@@ -353,6 +382,7 @@ def analyze_module(
             scope_definitions(tree.body),
             scan_adapter_calls(source, tree.body),
             config.framework_functions(path),
+            helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
         )
         analysed = analyse_statements(
             _DEFAULT_RULES, tree.body, NodePositions(source), context, config

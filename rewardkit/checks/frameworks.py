@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -203,13 +203,13 @@ def scan_adapter_calls(text: str, body: Sequence[ast.stmt]) -> tuple[AdapterCall
 
 
 def resolve_adapter_uses(
-    calls: Iterable[AdapterCall], qualify: object
+    calls: Iterable[AdapterCall], qualify: Callable[[str], str]
 ) -> tuple[tuple[str, AdapterUse], ...]:
     """(function name, use) of the calls that are rewardkit's adapters (``qualify``: the
     module's :meth:`ImportContext.qualify`)."""
     resolved = []
     for call in calls:
-        adapter = ADAPTER_FUNCTIONS.get(qualify(call.callee))  # type: ignore[operator]
+        adapter = ADAPTER_FUNCTIONS.get(qualify(call.callee))
         if adapter == call.use.adapter:
             resolved.append((call.target, call.use))
     return tuple(resolved)
@@ -341,3 +341,69 @@ def uses_signals(call: ast.Call, timeout: SignalTimeout) -> bool:
     if timeout.signals_when == "flag_default_on":
         return bool(value)
     return value is True
+
+
+SIGNAL_LEAVES: dict[str, tuple[str, ...]] = {}
+for _qualified in SIGNAL_TIMEOUTS:
+    SIGNAL_LEAVES.setdefault(_qualified.rsplit(".", 1)[-1], ())
+    SIGNAL_LEAVES[_qualified.rsplit(".", 1)[-1]] += (_qualified,)
+del _qualified
+
+HelperInfo = tuple[str, tuple[tuple[str, frozenset[str]], ...], frozenset[str]]
+"""A module-level function: (name, (call as written, the graders it signals as once qualified)
+for each call that may need the main thread, the plain names it calls)."""
+
+
+def _candidate(node: ast.Call) -> tuple[str, frozenset[str]] | None:
+    written = _dotted(node.func)
+    if written is None:
+        return None
+    qualified = SIGNAL_LEAVES.get(written.rsplit(".", 1)[-1], ())
+    signalling = frozenset(q for q in qualified if uses_signals(node, SIGNAL_TIMEOUTS[q]))
+    return (written, signalling) if signalling else None
+
+
+def helper_infos(body: Sequence[ast.stmt]) -> tuple[HelperInfo, ...]:
+    """:data:`HelperInfo` of each function ``body`` defines at its top level (module helpers
+    a reward may call: ``def is_equiv(a, b): return verify(parse(a), parse(b))``)."""
+    infos = []
+    for statement in body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        candidates = []
+        called = set()
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name):
+                    called.add(node.func.id)
+                candidate = _candidate(node)
+                if candidate is not None:
+                    candidates.append(candidate)
+        infos.append((statement.name, tuple(candidates), frozenset(called)))
+    return tuple(infos)
+
+
+def resolve_signal_helpers(
+    infos: Iterable[HelperInfo], qualify: Callable[[str], str]
+) -> tuple[tuple[str, str], ...]:
+    """(helper name, the grader it reaches) of the module's functions that call a signal-based
+    timeout, directly or through one another."""
+    reached: dict[str, str] = {}
+    calls: dict[str, frozenset[str]] = {}
+    for name, candidates, called in infos:
+        calls[name] = called
+        for written, signalling in candidates:
+            qualified = qualify(written)
+            if qualified in signalling:
+                reached.setdefault(name, qualified)
+                break
+    changed = True
+    while changed:  # through helpers of helpers
+        changed = False
+        for name, called in calls.items():
+            if name not in reached:
+                via = next((reached[c] for c in sorted(called) if c in reached), None)
+                if via is not None:
+                    reached[name] = via
+                    changed = True
+    return tuple(sorted(reached.items()))

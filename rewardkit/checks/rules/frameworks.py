@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import CallFact, RewardFacts, dotted_name
@@ -76,6 +77,7 @@ def _signal_calls(facts: RewardFacts) -> Iterator[tuple[ast.expr, str, SignalTim
             timeout = SIGNAL_TIMEOUTS.get(facts.context.qualify(written)) if written else None
             if timeout is not None and written and uses_signals(decorator, timeout):
                 yield decorator, written, timeout
+    helpers = dict(facts.context.signal_helpers)
     call: CallFact
     for call in facts.calls:
         if call.nested or call.qualified is None or call.dotted is None:
@@ -83,6 +85,10 @@ def _signal_calls(facts: RewardFacts) -> Iterator[tuple[ast.expr, str, SignalTim
         timeout = SIGNAL_TIMEOUTS.get(call.qualified)
         if timeout is not None and uses_signals(call.node, timeout):
             yield call.node, call.dotted, timeout
+        elif call.dotted in helpers and call.dotted != facts.definition.function_name:
+            grader = helpers[call.dotted]
+            reached = SIGNAL_TIMEOUTS[grader]
+            yield call.node, call.dotted, replace(reached, how=f"it calls `{grader}`: {reached.how}")
 
 
 class SignalTimeoutInThread(Rule):
@@ -115,6 +121,13 @@ class SignalTimeoutInThread(Rule):
             "@reward\ndef accuracy(final_response, answer):\n"
             "    return float(verify(parse(answer), parse(final_response)))\n",
             6,
+        ),
+        Invalid(
+            "from math_verify import parse, verify\nfrom rewardkit import reward\n\n"
+            "def is_equiv(response, gold):\n    return verify(parse(gold), parse(response))\n\n"
+            "@reward\ndef accuracy(final_response, answer):\n"
+            "    return float(is_equiv(final_response, answer))\n",
+            9,
         ),
         Invalid(
             "import math_verify\n\ndef compute_score(data_source, solution_str, ground_truth, "
@@ -314,9 +327,11 @@ def _is_number(facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozens
     if isinstance(node, ast.Call):
         called = dotted_name(node.func)
         local = {p.name for p, _ in facts.parameters} | set(facts.bindings)
-        return called is not None and called not in local and (
-            facts.context.qualify(called) in _NUMBER_CALLS
-        )
+        if called is None or called in local:
+            return False
+        qualified = facts.context.qualify(called)
+        one_argument = len(node.args) == 1 and not node.keywords  # `sum(lists, [])` is a list
+        return qualified in _NUMBER_CALLS or (qualified in ("sum", "round") and one_argument)
     if isinstance(node, ast.Name) and node.id not in seen:
         values = facts.bindings.get(node.id)
         return bool(values) and all(
