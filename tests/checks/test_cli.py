@@ -429,3 +429,21 @@ def test_deeply_nested_pyproject_arrays_are_a_configuration_error(project: Path)
     assert result.stderr == (
         f"rewardkit check: error: {project / 'pyproject.toml'}: TOML nested too deeply to read\n"
     )
+
+
+def test_many_modules_sharing_a_name_give_linear_output(tmp_path: Path) -> None:
+    """RK401 names three other definitions and counts the rest: 400 modules defining `qa` give
+    400 short findings (the quadratic listing printed 400 x 399 places)."""
+    count = 400
+    for index in range(count):
+        (tmp_path / f"m{index:03d}.py").write_text(GOOD, encoding="utf-8")
+    result = run_check("--no-cache", "--select", "RK401", cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == count + 1
+    assert lines[0] == (
+        "m000.py:4:5: RK401 reward name 'qa' is also defined at m001.py:4, m002.py:4, m003.py:4 "
+        "and 396 other definitions"
+    )
+    assert lines[5].startswith("m005.py:4:5: RK401 reward name 'qa' is also defined at m000.py:4, ")
+    assert max(map(len, lines)) < 160

@@ -8,10 +8,12 @@ import pytest
 
 from rewardkit.checks import (
     CheckConfig,
+    ModuleAnalysis,
     ModuleAnalyzer,
     TaskField,
     apply_edits,
     check_source,
+    duplicate_reward_diagnostics,
     suppression_fix,
 )
 from rewardkit.checks.config import PRESETS
@@ -809,3 +811,26 @@ def test_the_textual_prefilter_never_skips_a_module_that_defines_a_reward(header
 )
 def test_modules_that_cannot_define_a_reward_are_skipped(source: str) -> None:
     assert ModuleAnalyzer().analyze(source, "plain.py", CheckConfig()).skipped
+
+
+def test_duplicate_names_are_linear_in_time_memory_and_output() -> None:
+    from rewardkit.checks import RewardDefinition, Span
+
+    span = Span(4, 4, 4, 6)
+    definitions = [
+        (
+            f"m{index}.py",
+            RewardDefinition("qa", "qa", False, "function", None, span, span, (), span),
+        )
+        for index in range(20_000)
+    ]
+    by_path = duplicate_reward_diagnostics(
+        [(path, ModuleAnalysis(rewards=(d,))) for path, d in definitions]
+    )
+    assert len(by_path) == 20_000
+    [first] = by_path["m0.py"]
+    assert first.message == (
+        "reward name 'qa' is also defined at m1.py:4, m2.py:4, m3.py:4 and 19,996 other definitions"
+    )
+    assert first.data == {"reward": "qa", "others": ["m1.py:4", "m2.py:4", "m3.py:4"], "count": 19_999}
+    assert sum(len(d.message) for found in by_path.values() for d in found) < 20_000 * 120

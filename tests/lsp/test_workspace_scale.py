@@ -74,3 +74,42 @@ async def test_hundreds_of_files_sharing_a_name(
     )
     assert hover is not None
     assert "final_response" in str(hover.contents)
+
+
+def test_the_servers_index_gives_the_clis_findings_after_any_changes() -> None:
+    """WorkspaceRewards (live documents over files on disk, per-name order and counts kept as
+    files come, change and go) gives each file exactly what duplicate_reward_diagnostics gives
+    the CLI over the same files."""
+    import random
+
+    from rewardkit.checks import ModuleAnalysis, RewardDefinition, Span, duplicate_reward_diagnostics
+    from rewardkit_lsp.workspace_index import WorkspaceRewards
+
+    def analysis(names: list[str]) -> ModuleAnalysis:
+        rewards = []
+        for line, name in enumerate(names, start=3):
+            span = Span(line, 4, line, 6)
+            rewards.append(RewardDefinition(name, "f", False, "function", None, span, span, (), span))
+        return ModuleAnalysis(rewards=tuple(rewards))
+
+    chooser = random.Random(7)
+    workspace = WorkspaceRewards()
+    workspace.set_roots(["/w"])
+    current: dict[str, ModuleAnalysis] = {}
+    for step in range(600):
+        path = f"/w/m{chooser.randrange(40):02d}.py"
+        if chooser.random() < 0.15:
+            workspace.set_disk(path, None)
+            current.pop(path, None)
+        else:
+            names = [chooser.choice(["qa", "QA", "f1", "em", "len"]) for _ in range(chooser.randrange(1, 4))]
+            current[path] = analysis(names)
+            workspace.set_disk(path, current[path])
+        if step % 50 == 49:
+            expected = duplicate_reward_diagnostics(
+                sorted((p.removeprefix("/w/"), a) for p, a in current.items())
+            )
+            for file in current:
+                got = sorted(workspace.cross_file(file), key=lambda d: d.sort_key())
+                want = sorted(expected.get(file.removeprefix("/w/"), []), key=lambda d: d.sort_key())
+                assert got == want, file
