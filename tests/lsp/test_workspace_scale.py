@@ -82,8 +82,14 @@ def test_the_servers_index_gives_the_clis_findings_after_any_changes() -> None:
     the CLI over the same files."""
     import random
 
-    from rewardkit.checks import ModuleAnalysis, RewardDefinition, Span, duplicate_reward_diagnostics
     from rewardkit_lsp.workspace_index import WorkspaceRewards
+
+    from rewardkit.checks import (
+        ModuleAnalysis,
+        RewardDefinition,
+        Span,
+        duplicate_reward_diagnostics,
+    )
 
     def analysis(names: list[str]) -> ModuleAnalysis:
         rewards = []
