@@ -26,17 +26,12 @@ from rewardkit.checks.discovery import (
     scope_definitions,
 )
 from rewardkit.checks.fixes import suppressed_codes
-from rewardkit.checks.frameworks import (
-    MENTIONS_SIGNALS,
-    AdapterCall,
-    HelperInfo,
-    helper_infos,
-    scan_adapter_calls,
-)
+from rewardkit.checks.frameworks import MENTIONS_SIGNALS, AdapterCall, HelperInfo
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
 from rewardkit.checks.splitter import Chunk, IncrementalSplitter
+from rewardkit.checks.uses import helper_infos, scan_adapter_calls
 
 _RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 

@@ -166,6 +166,17 @@ class SignalTimeoutInThread(Rule):
 
 # ----------------------------------------------------------------------------- RK502
 
+FRAMEWORK_EXAMPLES = (("trl", "accuracy"), ("verl", "compute_score"))
+"""The ``framework_rewards`` the examples of RK502 and RK503 are checked under."""
+TRL_ACCURACY = (
+    "def accuracy(completions, solution, **kwargs):\n"
+    "    return [float(c[0]['content'] == s) for c, s in zip(completions, solution)]\n"
+)
+VERL_SCORE = (
+    "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
+    "    return float(solution_str.strip() == ground_truth)\n"
+)
+
 
 def _names(facts: RewardFacts) -> tuple[set[str], bool]:
     """(declared parameter names, whether ``**kwargs`` takes the rest)."""
@@ -195,13 +206,8 @@ class FrameworkArguments(Rule):
     code = "RK502"
     severity = Severity.ERROR
     summary = "a framework function that does not take what TRL or verl passes"
-    EXAMPLE_FRAMEWORK_REWARDS = (("trl", "accuracy"), ("verl", "compute_score"))
-    VALID = (
-        "def accuracy(completions, solution, **kwargs):\n"
-        "    return [float(c[0]['content'] == s) for c, s in zip(completions, solution)]\n",
-        "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
-        "    return float(solution_str.strip() == ground_truth)\n",
-    )
+    EXAMPLE_FRAMEWORK_REWARDS = FRAMEWORK_EXAMPLES
+    VALID = (TRL_ACCURACY, VERL_SCORE)
     INVALID = (
         Invalid(
             "def accuracy(completions, solution):\n"
@@ -385,10 +391,9 @@ class FrameworkReturn(Rule):
     code = "RK503"
     severity = Severity.ERROR
     summary = "a framework function whose return TRL or verl cannot read"
-    EXAMPLE_FRAMEWORK_REWARDS = (("trl", "accuracy"), ("verl", "compute_score"))
+    EXAMPLE_FRAMEWORK_REWARDS = FRAMEWORK_EXAMPLES
     VALID = (
-        "def accuracy(completions, solution, **kwargs):\n"
-        "    return [float(c[0]['content'] == s) for c, s in zip(completions, solution)]\n",
+        TRL_ACCURACY,
         "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
         "    ok = solution_str.strip() == ground_truth\n"
         "    return {'score': float(ok), 'acc': ok}\n",
