@@ -518,7 +518,8 @@ class RewardFacts:
     by_adapter: bool = False
     """A plain function that is a reward because the module passes it to an adapter."""
     in_process: bool = False
-    """``@reward(execution="process")``: each worker process runs it on its main thread."""
+    """``@reward(execution="process")`` (a ``BaseReward``'s ``execution = "process"``): each
+    worker process runs it on its main thread."""
     returns: list[ReturnFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
     awaited: set[int] = field(default_factory=set)
@@ -1094,7 +1095,7 @@ def _class_facts(
     name: str | None = node.name
     has_name = False
     call_method: FunctionNode | None = None
-    none_as_zero = False
+    none_as_zero = in_process = False
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if statement.name == "call":
@@ -1112,6 +1113,8 @@ def _class_facts(
                 name = string_value(value)
             elif isinstance(target, ast.Name) and target.id == "none_as_zero":
                 none_as_zero = isinstance(value, ast.Constant) and value.value is True
+            elif isinstance(target, ast.Name) and target.id == "execution":
+                in_process = isinstance(value, ast.Constant) and value.value == "process"
     auto_register = True
     for keyword in node.keywords:
         if keyword.arg == "auto_register":
@@ -1125,16 +1128,16 @@ def _class_facts(
     )
     if call_method is not None:
         class_scope = local_scope(node, context)
-        findings.rewards.append(
-            _reward_facts(
-                call_method,
-                positions,
-                context,
-                name=name,
-                runtime=runtime,
-                class_node=node,
-                none_as_zero=none_as_zero,
-                auto_register=auto_register,
-                self_coroutines=class_scope.coroutines,
-            )
+        facts = _reward_facts(
+            call_method,
+            positions,
+            context,
+            name=name,
+            runtime=runtime,
+            class_node=node,
+            none_as_zero=none_as_zero,
+            auto_register=auto_register,
+            self_coroutines=class_scope.coroutines,
         )
+        facts.in_process = in_process
+        findings.rewards.append(facts)

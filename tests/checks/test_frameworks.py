@@ -362,3 +362,14 @@ def test_the_premise_math_verify_defaults_fail_in_a_thread() -> None:
     assert isinstance(outcomes["default"], ValueError)
     assert "threaded environment" in str(outcomes["default"])
     assert outcomes["off"]
+
+
+def test_a_base_reward_with_math_verify_defaults() -> None:
+    source = (
+        "from math_verify import parse, verify\nfrom rewardkit import BaseReward\n\n"
+        "class Accuracy(BaseReward):\n    name = 'accuracy'\n{execution}\n"
+        "    def call(self, final_response, answer):\n"
+        "        return float(verify(parse(answer), parse(final_response)))\n"
+    )
+    assert {d.code for d in check_source(source.format(execution=""))} == {"RK501"}
+    assert check_source(source.format(execution="    execution = 'process'")) == []
