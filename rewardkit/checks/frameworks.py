@@ -116,7 +116,6 @@ class AdapterUse:
     """A function passed to an adapter in the module, with what the call says about how it runs."""
 
     adapter: Adapter
-    line: int
     timeout: bool = False
     """``timeout=`` given (not a literal ``None``): sync rewards then run in threads."""
     process: bool = False

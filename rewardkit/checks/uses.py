@@ -41,7 +41,7 @@ def _field_map(value: ast.expr) -> tuple[tuple[str, ...] | None, tuple[str, ...]
 
 def _adapter_call(node: ast.Call, adapter: Adapter) -> AdapterCall | None:
     target = node.args[0] if node.args else None
-    use = AdapterUse(adapter, node.lineno)
+    use = AdapterUse(adapter)  # no line: the context stays equal as lines move
     for keyword in node.keywords:
         value = keyword.value
         if keyword.arg == "reward":

@@ -206,8 +206,13 @@ def test_a_trl_style_function_passed_to_to_trl_is_checked_as_the_adapter_calls_i
     )
     diagnostics = check_source(source, "r.py", CheckConfig())
     assert [(d.code, d.line) for d in diagnostics] == [("RK101", 3), ("RK202", 4)]
+    analyzer = ModuleAnalyzer()  # the editor's engine, as the module is edited
+    assert list(analyzer.analyze(source, "r.py", CheckConfig()).diagnostics) == diagnostics
+    unused = source.replace("reward_funcs = [to_trl(accuracy)]\n", "")
+    assert analyzer.analyze(unused, "r.py", CheckConfig()).diagnostics == ()
+    assert list(analyzer.analyze(source, "r.py", CheckConfig()).diagnostics) == diagnostics
     assert diagnostics[0].message.startswith(
-        "`completions` is TRL's own argument, which `to_trl` (line 6) never passes"
+        "`completions` is TRL's own argument, which `to_trl` never passes"
     )
     assert diagnostics[0].data == {"reward": "accuracy", "parameter": "completions", "suggestion": "final_response"}
 

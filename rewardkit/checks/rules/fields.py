@@ -216,7 +216,7 @@ def _framework_name(facts: RewardFacts, name: str) -> tuple[str, str | None] | N
             framework, adapter = FRAMEWORK_NAMES[use.adapter], ADAPTER_NAMES[use.adapter]
             suggestion, note = natives[name]
             why = (
-                f"`{name}` is {framework}'s own argument, which `{adapter}` (line {use.line}) "
+                f"`{name}` is {framework}'s own argument, which `{adapter}` "
                 "never passes: it calls the function once per sample with rewardkit's fields, "
                 f"so this parameter receives nothing ({note})"
             )

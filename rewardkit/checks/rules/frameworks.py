@@ -51,9 +51,9 @@ def _thread_of_reward(facts: RewardFacts) -> str | None:
         return None
     for use in facts.adapters:
         if use.timeout:
-            return f"`{ADAPTER_NAMES[use.adapter]}(..., timeout=...)` (line {use.line}) runs it in a thread"
+            return f"`{ADAPTER_NAMES[use.adapter]}(..., timeout=...)` runs it in a thread"
         if use.adapter == "verl":
-            return f"verl's reward loop calls `to_verl`'s function (line {use.line}) from a thread pool"
+            return "verl's reward loop calls `to_verl`'s function from a thread pool"
     if facts.runtime != "rewardkit" or facts.by_adapter:
         return None  # AgentFly's runtime calls sync rewards inline; a plain function given
         # only to adapters without a timeout runs where the framework calls it
