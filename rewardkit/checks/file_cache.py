@@ -25,6 +25,7 @@ from rewardkit.checks.model import (
     Severity,
     Span,
     TextEdit,
+    Transform,
 )
 from rewardkit.checks.run_cache import (
     engine_fingerprint,
@@ -82,6 +83,19 @@ def _span(span: Span) -> list[int]:
     return [span.line, span.column, span.end_line, span.end_column]
 
 
+def _transform_to_json(transform: Transform | None) -> list[Any] | None:
+    if transform is None:
+        return None
+    return [transform.kind, _span(transform.span), [list(option) for option in transform.options]]
+
+
+def _transform_from_json(item: list[Any] | None) -> Transform | None:
+    if item is None:
+        return None
+    kind, span, options = item
+    return Transform(kind, Span(*span), tuple((name, value) for name, value in options))
+
+
 def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
     return {
         "code": diagnostic.code,
@@ -96,6 +110,9 @@ def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
                 ],
                 "preferred": fix.is_preferred,
                 "selection": _span(fix.selection) if fix.selection is not None else None,
+                "transform": _transform_to_json(fix.transform),
+                "safe": fix.safe,
+                "unsafe_reason": fix.unsafe_reason,
             }
             for fix in diagnostic.fixes
         ],
@@ -110,6 +127,9 @@ def _diagnostic_from_json(item: Mapping[str, Any]) -> Diagnostic:
             tuple(TextEdit(*edit) for edit in fix["edits"]),
             fix["preferred"],
             Span(*fix["selection"]) if fix["selection"] is not None else None,
+            _transform_from_json(fix["transform"]),
+            fix["safe"],
+            fix["unsafe_reason"],
         )
         for fix in item["fixes"]
     )

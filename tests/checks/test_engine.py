@@ -11,6 +11,7 @@ from rewardkit.checks import (
     ModuleAnalyzer,
     TaskField,
     apply_edits,
+    apply_fix,
     check_source,
     suppression_fix,
 )
@@ -223,7 +224,7 @@ def test_fixes_rename_add_key_await_and_suppress() -> None:
     assert rk102.data
     assert rk102.data["suggestion"] == "final_response"
     assert rk102.data["reward"] == "qa"
-    renamed = apply_edits(source, rk102.fixes[0].edits)
+    renamed = apply_fix(source, rk102.fixes[0])
     assert "final_respone" not in renamed
     assert renamed.count("final_response") == 2
     suppressed = apply_edits(source, suppression_fix(rk102, source).edits)
@@ -242,12 +243,12 @@ def test_add_reward_key_on_multiline_dict_and_dict_call() -> None:
         "    return {\n        'accuracy': 0.5,\n        'label': 'x',\n    }\n"
     )
     [diagnostic] = check_source(source)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "        'reward': 0.5,\n        'accuracy': 0.5," in fixed
     assert check_source(fixed) == []
     call = "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return dict(label='x')\n"
     [diagnostic] = check_source(call)
-    fixed = apply_edits(call, diagnostic.fixes[0].edits)
+    fixed = apply_fix(call, diagnostic.fixes[0])
     assert "dict(reward=0.0, label='x')" in fixed
 
 
@@ -257,7 +258,7 @@ def test_await_fix_parenthesises_when_the_result_is_used() -> None:
         "    return context.acquire_resource('x').score\n"
     )
     [diagnostic] = check_source(source)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "return (await context.acquire_resource('x')).score" in fixed
     assert check_source(fixed) == []
 
@@ -469,7 +470,7 @@ def test_async_with_on_a_context_coroutine_is_not_an_await() -> None:
     )
     [diagnostic] = check_source(source)
     assert (diagnostic.code, diagnostic.line) == ("RK301", 5)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "async with await context.acquire_resource('sandbox') as box:" in fixed
 
 
@@ -490,7 +491,7 @@ def test_prediction_is_flagged_without_any_configuration() -> None:
         "(`prediction` is AgentFly's older name for the model's answer); did you mean "
         "`final_response`?"
     )
-    fixed = apply_edits(source, first.fixes[0].edits)
+    fixed = apply_fix(source, first.fixes[0])
     assert "def exact(final_response, answer):\n    return float(final_response.strip()" in fixed
     assert (second.code, second.line, second.data["suggestion"]) == ("RK104", 8, "final_response")
     # With task fields declared the usual rules apply, `prediction` included.
@@ -527,7 +528,7 @@ def test_int_and_bool_returns_are_flagged_where_agentfly_runs_the_reward(
     )
     [diagnostic] = check_source(agentfly, None, TASK_CONFIG)
     assert (diagnostic.code, diagnostic.data["returned"]) == ("RK205", kind)
-    fixed = apply_edits(agentfly, diagnostic.fixes[0].edits)
+    fixed = apply_fix(agentfly, diagnostic.fixes[0])
     assert check_source(fixed, None, TASK_CONFIG) == [], fixed
     rewardkit_reward = agentfly.replace("agentfly.rewards", "rewardkit")
     assert check_source(rewardkit_reward, None, TASK_CONFIG) == []  # rewardkit accepts both
@@ -667,7 +668,7 @@ def test_unawaited_coroutine_functions_the_module_defines_or_imports(
     diagnostics = check_source(source)
     assert [d.code for d in diagnostics] == (["RK301"] if flagged else []), diagnostics
     if flagged:
-        fixed = apply_edits(source, diagnostics[0].fixes[0].edits)
+        fixed = apply_fix(source, diagnostics[0].fixes[0])
         assert "await " in fixed
         assert check_source(fixed) == [], fixed
 
