@@ -78,6 +78,8 @@ class Session:
     hover_markup: str = PLAINTEXT
     completion_markup: str = PLAINTEXT
     show_document: bool = False
+    disabled_actions: bool = False
+    """The client shows disabled code actions (greyed out, with the reason)."""
     roots: tuple[str, ...] = ()
     """Workspace folders (filesystem paths)."""
 
@@ -172,9 +174,10 @@ class AnalysisService:
         completion_markup: str,
         show_document: bool,
         roots: list[str],
+        disabled_actions: bool = False,
     ) -> None:
         self.session = Session(
-            encoding, hover_markup, completion_markup, show_document, tuple(roots)
+            encoding, hover_markup, completion_markup, show_document, disabled_actions, tuple(roots)
         )
         self.workspace.set_roots(roots)
         for document in self.documents.values():  # folders came or went: display paths change
@@ -336,7 +339,10 @@ class AnalysisService:
             if diagnostic.code != SYNTAX_ERROR_CODE:
                 fixes.append(suppression_fix(diagnostic, checked.text))
             for fix_number, fix in enumerate(fixes):
-                if fix.transform is not None and (not lazy or _placeholder(fix)):
+                if fix.applicability == "display" and not self.session.disabled_actions:
+                    continue
+                unresolved = fix.applicability != "display" and fix.transform is not None
+                if unresolved and (not lazy or _placeholder(fix)):
                     fix = self._resolved(checked.text, fix)
                     if fix is None:
                         continue

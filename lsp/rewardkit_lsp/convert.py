@@ -44,13 +44,11 @@ def to_lsp_diagnostic(diagnostic: Diagnostic, index: LineIndex) -> dict[str, Any
 
 def fix_title(fix: Fix) -> str:
     """A fix's title in the editor: an unsafe fix says so, and why."""
-    if fix.safe:
+    if fix.applicability != "unsafe":
         return fix.title
-    return (
-        f"{fix.title} (unsafe: {fix.unsafe_reason})"
-        if fix.unsafe_reason
-        else f"{fix.title} (unsafe)"
-    )
+    if fix.unsafe_reason:
+        return f"{fix.title} (unsafe: {fix.unsafe_reason})"
+    return f"{fix.title} (unsafe)"
 
 
 def workspace_edit(
@@ -82,7 +80,8 @@ def to_code_action(
     """A quick-fix code action applying ``fix`` to the document at ``version``.
 
     A fix whose edits are not computed yet (its libcst transform runs on
-    ``codeAction/resolve``) gets ``data`` instead of an edit. Given ``select_in`` (the document's
+    ``codeAction/resolve``) gets ``data`` instead of an edit; a ``display`` fix is disabled, with
+    the reason. Given ``select_in`` (the document's
     text; pass it when the client can show documents), a fix with a ``selection`` (a
     placeholder to type over) also runs a command that selects it.
     """
@@ -91,7 +90,9 @@ def to_code_action(
         "kind": QUICK_FIX,
         "diagnostics": [diagnostic],
     }
-    if fix.transform is not None and not fix.edits:
+    if fix.applicability == "display":  # shown, never applied: the editor greys it out
+        action["disabled"] = {"reason": fix.unsafe_reason or "this fix cannot be applied"}
+    elif fix.transform is not None and not fix.edits:
         action["data"] = data
     else:
         action["edit"] = workspace_edit(uri, version, fix.edits, index)

@@ -280,6 +280,7 @@ class RewardkitLanguageServer(LanguageServer):
                 ),
                 show_document=self.client_supports("window.show_document.support"),
                 roots=self.workspace_roots(),
+                disabled_actions=self.client_supports("text_document.code_action.disabled_support"),
             ),
             "starting the analysis session",
         )

@@ -111,7 +111,7 @@ def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
                 "preferred": fix.is_preferred,
                 "selection": _span(fix.selection) if fix.selection is not None else None,
                 "transform": _transform_to_json(fix.transform),
-                "safe": fix.safe,
+                "applicability": fix.applicability,
                 "unsafe_reason": fix.unsafe_reason,
             }
             for fix in diagnostic.fixes
@@ -128,7 +128,7 @@ def _diagnostic_from_json(item: Mapping[str, Any]) -> Diagnostic:
             fix["preferred"],
             Span(*fix["selection"]) if fix["selection"] is not None else None,
             _transform_from_json(fix["transform"]),
-            fix["safe"],
+            fix["applicability"],
             fix["unsafe_reason"],
         )
         for fix in item["fixes"]

@@ -7,7 +7,8 @@ A fix is unsafe when it may change what the reward computes rather than only rep
 - a rename that makes the reward read another kind of input than the parameter meant: verl's
   ``solution_str`` (the model's response) renamed to open-r1's ``solution`` (the gold column)
   makes the reward compare the gold with itself, and every sample scores 1.0;
-- a rename to a name the function already uses (two variables would become one);
+- a rename to a name the function already uses (two variables would become one): never
+  applied, only shown;
 - a value the fix has to guess (a ``reward`` key valued from an entry whose key does not say it
   is the score, or a placeholder ``0.0``), or a conversion that changes the number
   (``int(x)`` truncates, ``float(x)`` does not);
@@ -110,9 +111,9 @@ def field_role(name: str) -> Role:
     return Role.OTHER
 
 
-def rename_risk(parameter: str, suggestion: str, used_names: frozenset[str]) -> str | None:
+def rename_risk(parameter: str, suggestion: str) -> str | None:
     """Why renaming ``parameter`` to ``suggestion`` may change what the reward means (``None``:
-    safe). ``used_names`` are the other names the function already uses or declares.
+    safe).
 
     A name that says what it receives (the model's output, the gold, the prompt) keeps that
     role; a name that says nothing (a misspelling such as ``answr``) may take any."""
@@ -122,8 +123,6 @@ def rename_risk(parameter: str, suggestion: str, used_names: frozenset[str]) -> 
             f"`{parameter}` names {before.value} but `{suggestion}` receives {after.value}: "
             "the reward would read another input than it was written for"
         )
-    if suggestion in used_names:
-        return f"`{suggestion}` is already used in this function: two variables would become one"
     return None
 
 

@@ -187,8 +187,15 @@ def text_edits(before: str, after: str) -> tuple[TextEdit, ...]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        start, end, text = _narrowed(before, offsets[i1], offsets[i2], "".join(new_lines[j1:j2]))
-        edits.append(TextEdit(*positions.position(start), *positions.position(end), text))
+        if i2 - i1 == j2 - j1:  # as many lines: one edit per line (a rename's uses)
+            hunks = [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))]
+        else:
+            hunks = [(i1, i2, j1, j2)]
+        for old_start, old_end, new_start, new_end in hunks:
+            replacement = "".join(new_lines[new_start:new_end])
+            start, end, text = _narrowed(before, offsets[old_start], offsets[old_end], replacement)
+            if (start, end, text) != (start, start, ""):
+                edits.append(TextEdit(*positions.position(start), *positions.position(end), text))
     return tuple(edits)
 
 
@@ -216,18 +223,19 @@ class ModuleFixes:
 
 
 def fixable(diagnostic: Diagnostic, *, unsafe: bool) -> Fix | None:
-    """The fix of ``diagnostic`` that fixing applies (the first with a transform, when it is safe
-    or ``unsafe`` fixes are allowed)."""
+    """The fix of ``diagnostic`` that fixing applies: the first with a transform, when it is
+    safe, or unsafe and ``unsafe`` fixes are allowed (a ``display`` fix never is)."""
     for fix in diagnostic.fixes:
         if fix.transform is not None:
-            return fix if fix.safe or unsafe else None
+            allowed = ("safe", "unsafe") if unsafe else ("safe",)
+            return fix if fix.applicability in allowed else None
     return None
 
 
 def _verdict(before: ModuleAnalysis, after: ModuleAnalysis, code: str) -> str | None:
     """Why a fix that turned ``before`` into ``after`` is not kept (``None``: keep it)."""
     if after.syntax_error is not None:
-        return f"the fixed module does not parse ({after.syntax_error.message})"
+        return f"the fixed module would not parse ({after.syntax_error.message})"
     old = Counter(d.code for d in before.diagnostics)
     new = Counter(d.code for d in after.diagnostics)
     added = sorted(c for c in new if new[c] > old[c])
@@ -258,10 +266,9 @@ def fix_module(
     analyzer = ModuleAnalyzer()
     current = analyzer.analyze(source, path, config) if analysis is None else analysis
     outcome = ModuleFixes(source, current)
-    tried: set[tuple[str, str, str]] = set()
+    refused: set[tuple[str, str, str, int]] = set()
     for _ in range(MAX_FIXES_PER_MODULE):
-        step = _next_fix(outcome, analyzer, path, config, unsafe, tried)
-        if step is None:
+        if _next_fix(outcome, analyzer, path, config, unsafe, refused) is None:
             break
     outcome.unsafe = [
         d
@@ -277,30 +284,35 @@ def _next_fix(
     path: str | None,
     config: CheckConfig,
     unsafe: bool,
-    tried: set[tuple[str, str, str]],
+    refused: set[tuple[str, str, str, int]],
 ) -> Diagnostic | None:
-    """Apply the first fix that is kept (updating ``outcome``); ``None`` when none is left."""
+    """Apply the first fix that is kept (updating ``outcome``); ``None`` when none is left.
+
+    A refused fix is not tried again: it is known by its code, message, title and how many
+    findings with the same three come before it (positions move as other fixes apply)."""
+    seen: Counter[tuple[str, str, str]] = Counter()
     for diagnostic in outcome.analysis.diagnostics:
         fix = fixable(diagnostic, unsafe=unsafe)
         if fix is None:
             continue
-        key = (diagnostic.code, diagnostic.message, fix.title)
-        if key in tried:
+        same = (diagnostic.code, diagnostic.message, fix.title)
+        key = (*same, seen[same])
+        seen[same] += 1
+        if key in refused:
             continue
-        tried.add(key)
         try:
             result, _ = fixed_text(outcome.source, fix)
         except LibcstMissing:
             raise
         except FixUnavailable as error:
-            outcome.refused.append((diagnostic, str(error)))
-            continue
-        after = analyzer.analyze(result, path, config)
-        reason = _verdict(outcome.analysis, after, diagnostic.code)
-        if reason is not None:
-            outcome.refused.append((diagnostic, reason))
-            continue
-        outcome.source, outcome.analysis = result, after
-        outcome.applied.append(diagnostic)
-        return diagnostic
+            reason = str(error)
+        else:
+            after = analyzer.analyze(result, path, config)
+            reason = _verdict(outcome.analysis, after, diagnostic.code)
+            if reason is None:
+                outcome.source, outcome.analysis = result, after
+                outcome.applied.append(diagnostic)
+                return diagnostic
+        refused.add(key)
+        outcome.refused.append((diagnostic, reason))
     return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import dotted_name, string_value
 from rewardkit.checks.fix_safety import conversion_risk, rename_risk
-from rewardkit.checks.model import Diagnostic, Fix, Span, TextEdit, Transform
+from rewardkit.checks.model import Applicability, Diagnostic, Fix, Span, TextEdit, Transform
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 
 if TYPE_CHECKING:
@@ -116,18 +116,27 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     """Rename a parameter and every use of it in the reward's body to ``suggestion`` (libcst's
     scope analysis finds the uses; a nested scope that binds the same name is left alone).
 
-    Unsafe when the names mark different kinds of input (the model's output, the gold) or when
-    ``suggestion`` is already used in the function (:func:`fix_safety.rename_risk`)."""
+    Unsafe when the names mark different kinds of input (the model's output, the gold:
+    :func:`fix_safety.rename_risk`); never applied when ``suggestion`` is already a name in the
+    function (the rename would merge two variables)."""
     span = next(declared.span for declared, _ in facts.parameters if declared.name == parameter)
     used = {declared.name for declared, _ in facts.parameters if declared.name != parameter}
     used.update(facts.name_uses, facts.bindings)
     used.discard(parameter)
-    risk = rename_risk(parameter, suggestion, frozenset(used))
+    if suggestion in used:
+        applicability: Applicability = "display"
+        risk: str | None = (
+            f"`{suggestion}` is already a name in this function: rename that first, or the two "
+            "would become one variable"
+        )
+    else:
+        risk = rename_risk(parameter, suggestion)
+        applicability = "safe" if risk is None else "unsafe"
     return Fix(
         f"Rename `{parameter}` to `{suggestion}`",
         is_preferred=risk is None,
         transform=Transform("rename", span, (("name", parameter), ("to", suggestion))),
-        safe=risk is None,
+        applicability=applicability,
         unsafe_reason=risk,
     )
 
@@ -170,11 +179,47 @@ def is_numeric(facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozens
     return False
 
 
+_PURE_NODES = (
+    ast.Name,
+    ast.Constant,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
+
+
+def evaluates_cheaply(facts: RewardFacts, node: ast.expr) -> bool:
+    """Whether evaluating ``node`` a second time gives the same value at no cost: names,
+    constants, arithmetic and comparisons of them, and the numeric builtins over such
+    (:data:`NUMERIC_CALLS`). A judge call, an ``await`` or a random draw is not."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            called = dotted_name(child.func)
+            qualified = facts.context.qualify(called) if called else ""
+            if qualified not in NUMERIC_CALLS and not qualified.startswith("math."):
+                return False
+        elif not isinstance(child, (*_PURE_NODES, ast.Call, ast.keyword)):
+            return False
+    return True
+
+
 def _reward_expression(
     facts: RewardFacts, pairs: Sequence[tuple[str | None, ast.expr]]
-) -> tuple[str, str | None] | None:
-    """The closest numeric value among a dict's entries, as (source text, its key); ``None``
-    when none is found.
+) -> tuple[str, str | None, ast.expr] | None:
+    """The closest numeric value among a dict's entries, as (source text, its key, the node);
+    ``None`` when none is found.
 
     A numeric value under a score-like key first, then the first numeric value; failing those,
     a plain name or call under a score-like key (``{"score": f1}``: its key says what it is).
@@ -193,7 +238,7 @@ def _reward_expression(
     for key, value in candidates:
         text = facts.code(value)
         if "\n" not in text and "\r" not in text:
-            return text, key
+            return text, key, value
     return None
 
 
@@ -202,7 +247,8 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
     valued from its closest numeric entry, else a placeholder the fix asks the editor to select.
 
     Safe only when the value comes from a key that says it is the score (``score``, ``f1``,
-    ``accuracy``...); a value guessed from another entry, or the placeholder, is unsafe."""
+    ``accuracy``...) and evaluating it twice changes nothing (no judge call, no ``await``); a
+    value guessed from another entry, or the placeholder, is unsafe."""
     if isinstance(target, ast.Dict):
         pairs = [(string_value(key), value) for key, value in zip(target.keys, target.values)]
     elif isinstance(target, ast.Call):
@@ -216,19 +262,21 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
         return Fix(
             f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})",
             transform=Transform("add_reward_key", span, (("value", None),)),
-            safe=False,
+            applicability="unsafe",
             unsafe_reason=f"`{REWARD_PLACEHOLDER}` is a placeholder: until it is replaced every "
             f"sample scores {REWARD_PLACEHOLDER}",
         )
-    expression, key = found
+    expression, key, value = found
     risk = None
     if key not in SCORE_KEYS:
         named = f"the value of `{key}`" if key else "a positional value"
         risk = f"`{expression}` ({named}) is a guess: no key says which entry is the score"
+    elif not evaluates_cheaply(facts, value):
+        risk = f"`{expression}` would run twice, and may not give the same value twice"
     return Fix(
         f"Add a `reward` key with `{expression}`",
         transform=Transform("add_reward_key", span, (("value", expression),)),
-        safe=risk is None,
+        applicability="safe" if risk is None else "unsafe",
         unsafe_reason=risk,
     )
 
@@ -266,7 +314,7 @@ def make_async_fix(facts: RewardFacts) -> Fix:
         transform=Transform(
             "make_async", function_name_span(facts), (("name", facts.function.name),)
         ),
-        safe=False,
+        applicability="unsafe",
         unsafe_reason="direct callers of the function get a coroutine instead of a score",
     )
 
@@ -297,7 +345,7 @@ def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
             f"Return `float(...)` instead of `{value.func.id}(...)`",
             is_preferred=risk is None,
             transform=Transform("float", span, (("mode", "convert"),)),
-            safe=risk is None,
+            applicability="safe" if risk is None else "unsafe",
             unsafe_reason=risk,
         )
     transform = Transform("float", span, (("mode", "wrap"),))

@@ -77,6 +77,10 @@ class TextEdit:
         return _copy_with(self, line=self.line + lines, end_line=self.end_line + lines)
 
 
+Applicability = Literal["safe", "unsafe", "display"]
+"""Whether a fix is applied by ``--fix`` and fix-all, only on request, or never (see :class:`Fix`)."""
+
+
 @dataclass(frozen=True)
 class Transform:
     """What a rule's fix changes, as plain data: the libcst transformation ``kind`` of
@@ -118,11 +122,18 @@ class Fix:
     placeholder to type over, such as the ``0.0`` of an added ``reward`` key)."""
     transform: Transform | None = None
     """The libcst transformation the fix applies (``None``: ``edits`` is the whole fix)."""
-    safe: bool = True
-    """Whether the fix keeps what the reward means (``rewardkit check --fix`` and the editor's
-    fix-all apply safe fixes only; see :mod:`rewardkit.checks.fix_safety`)."""
+    applicability: Applicability = "safe"
+    """``safe``: keeps what the reward means (``rewardkit check --fix`` and the editor's fix-all
+    apply it); ``unsafe``: may change it (applied on request only: ``--unsafe-fixes``, or the
+    one quick fix a user picks); ``display``: shown, never applied (a rename to a name the
+    function already uses). See :mod:`rewardkit.checks.fix_safety`."""
     unsafe_reason: str | None = None
-    """Why an unsafe fix may change what the reward means (shown with it)."""
+    """Why a fix that is not safe may change what the reward means (shown with it)."""
+
+    @property
+    def safe(self) -> bool:
+        """Whether the fix keeps what the reward means."""
+        return self.applicability == "safe"
 
     def shifted(self, lines: int) -> Fix:
         """The same fix with every edit (and the selection) ``lines`` further down."""

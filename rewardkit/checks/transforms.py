@@ -12,10 +12,10 @@ the checks engine never does (:mod:`rewardkit.checks.fixer` imports it when a fi
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, Scope, ScopeProvider
 
 from rewardkit.checks.model import Span, Transform
 from rewardkit.checks.positions import LINE_BREAK
@@ -127,6 +127,10 @@ def rename(statement: _Statement, transform: Transform) -> str:
     scope = scopes.get(parameter)
     if scope is None:
         raise TransformError(f"no scope for parameter `{name}`")
+    if _binds_or_reads(scopes, scope, new_name):
+        raise TransformError(
+            f"`{new_name}` is already a name in this function: the rename would merge two variables"
+        )
     targets = {id(target)}
     for assignment in scope.assignments[name]:
         if getattr(assignment, "node", None) is parameter:
@@ -139,6 +143,18 @@ def rename(statement: _Statement, transform: Transform) -> str:
         _Replace(targets, lambda node: node.with_changes(value=new_name))  # type: ignore[attr-defined]
     )
     return statement.spliced(module)
+
+
+def _binds_or_reads(scopes: Mapping[cst.CSTNode, Scope | None], function: Scope, name: str) -> bool:
+    """Whether ``name`` is bound or read in ``function``'s scope or a scope nested in it."""
+    for scope in set(scopes.values()):
+        inner = scope
+        while inner is not None and inner is not function:
+            parent = inner.parent
+            inner = None if parent is inner else parent
+        if inner is function and (name in scope.assignments or name in scope.accesses):
+            return True
+    return False
 
 
 def _separator(
