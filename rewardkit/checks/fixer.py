@@ -90,8 +90,8 @@ def resolve_fix(source: str, fix: Fix) -> Fix:
 
 
 def resolve_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """``diagnostics`` with every fix resolved against ``source``; a fix that does not apply is
-    left out (its diagnostic stays)."""
+    """``diagnostics`` with every fix resolved against ``source`` (a ``display`` fix keeps no
+    edits); a fix that does not apply is left out (its diagnostic stays)."""
     resolved = []
     for diagnostic in diagnostics:
         if not any(fix.transform is not None for fix in diagnostic.fixes):
@@ -99,6 +99,9 @@ def resolve_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> list[Diagno
             continue
         fixes = []
         for fix in diagnostic.fixes:
+            if fix.applicability == "display":
+                fixes.append(fix)
+                continue
             try:
                 fixes.append(resolve_fix(source, fix))
             except LibcstMissing:
