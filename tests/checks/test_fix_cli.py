@@ -74,7 +74,9 @@ def test_diff_prints_the_change_exits_one_and_writes_nothing(golden_project: Pat
     # applying the diff gives what --fix writes
     patch = shutil.which("patch")
     if patch is not None:
-        subprocess.run([patch, "-p0", "-s"], input=result.stdout, text=True, cwd=golden_project, check=True)
+        subprocess.run(
+            [patch, "-p0", "-s"], input=result.stdout, text=True, cwd=golden_project, check=True
+        )
         assert _files(golden_project) == _golden("fixed")
         clean = run_check("--diff", "rewards", cwd=golden_project)
         assert (clean.returncode, clean.stdout) == (0, "")
@@ -89,7 +91,12 @@ def test_unsafe_fixes_need_fix_or_diff(golden_project: Path):
 def test_stdin_gets_the_fixed_code_and_the_report_goes_to_stderr(golden_project: Path):
     source = (GOLDEN / "before" / "agentfly_search.py").read_text(encoding="utf-8")
     result = run_check(
-        "--fix", "-", "--stdin-filename", "rewards/agentfly_search.py", cwd=golden_project, stdin=source
+        "--fix",
+        "-",
+        "--stdin-filename",
+        "rewards/agentfly_search.py",
+        cwd=golden_project,
+        stdin=source,
     )
     assert result.stdout == (GOLDEN / "fixed" / "agentfly_search.py").read_text(encoding="utf-8")
     assert "Fixed 5 problems in 1 file." in result.stderr
@@ -151,7 +158,9 @@ def _python(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str
 
 @pytest.mark.parametrize("output_format", ["text", "github", "sarif"])
 def test_a_plain_check_never_imports_libcst(golden_project: Path, output_format: str):
-    plain = _python(PROBE, "check", "--no-cache", "--format", output_format, "rewards", cwd=golden_project)
+    plain = _python(
+        PROBE, "check", "--no-cache", "--format", output_format, "rewards", cwd=golden_project
+    )
     assert plain.stderr.strip().splitlines()[-1] == "NO-LIBCST"
     fixing = _python(PROBE, "check", "--diff", "rewards", cwd=golden_project)
     assert fixing.stderr.strip().splitlines()[-1] == "LIBCST"
@@ -191,9 +200,19 @@ def test_the_pre_commit_fix_hook_fixes_and_fails_then_passes(tmp_path: Path) -> 
     _git("add", "-A", cwd=user_repo)
     environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
     environment.pop("VIRTUAL_ENV", None)
-    command = [pre_commit, "try-repo", str(hook_source), "rewardkit-fix", "--all-files", "--color", "never"]
+    command = [
+        pre_commit,
+        "try-repo",
+        str(hook_source),
+        "rewardkit-fix",
+        "--all-files",
+        "--color",
+        "never",
+    ]
 
-    fixed = subprocess.run(command, cwd=user_repo, env=environment, capture_output=True, text=True, check=False)
+    fixed = subprocess.run(
+        command, cwd=user_repo, env=environment, capture_output=True, text=True, check=False
+    )
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # files were modified by this hook
     assert "Fixed 2 problems in 1 file." in fixed.stdout
     assert module.read_text(encoding="utf-8") == (
@@ -201,5 +220,7 @@ def test_the_pre_commit_fix_hook_fixes_and_fails_then_passes(tmp_path: Path) -> 
         "    return {'reward': float(bool(final_response)), 'score': float(bool(final_response))}  # kept\n"
     )
     _git("add", "-A", cwd=user_repo)
-    passed = subprocess.run(command, cwd=user_repo, env=environment, capture_output=True, text=True, check=False)
+    passed = subprocess.run(
+        command, cwd=user_repo, env=environment, capture_output=True, text=True, check=False
+    )
     assert passed.returncode == 0, passed.stdout + passed.stderr
