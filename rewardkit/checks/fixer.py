@@ -46,7 +46,7 @@ class LibcstMissing(FixUnavailable):
 def load_transforms() -> ModuleType:
     """:mod:`rewardkit.checks.transforms` (and libcst), or :class:`LibcstMissing` naming the extra."""
     try:
-        from rewardkit.checks import transforms
+        import rewardkit.checks.transforms as transforms
     except ImportError as error:
         if (error.name or "").split(".")[0] != "libcst":
             raise
