@@ -30,6 +30,7 @@ from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
 from rewardkit.checks.output import FORMATS, FileResult, Summary, render
 from rewardkit.checks.rules import FileTooLarge, SyntaxErrorRule
 from rewardkit.checks.targets import find_targets
+from rewardkit.checks.workers import map_in_workers
 
 if TYPE_CHECKING:
     from rewardkit.checks.fix_command import FixMode
@@ -40,7 +41,6 @@ UTF8_MAX_BYTES = 4
 is too large whatever it holds, and is not read."""
 PARALLEL_MIN_CHARACTERS = 400_000
 """Below this much source to analyse, one process is faster than starting workers."""
-BATCHES_PER_WORKER = 4
 
 
 class UsageError(Exception):
@@ -271,10 +271,6 @@ def _read(target: Target, stdin: io.BufferedIOBase | None) -> None:
 
 # -- analysis, in this process or in forked workers ------------------------------------------
 
-_PENDING: list[Target] = []
-"""The targets the forked workers analyse (inherited, not pickled: configurations hold
-read-only mappings that do not pickle)."""
-
 
 def _analyse(target: Target) -> ModuleAnalysis | str:
     try:
@@ -283,68 +279,16 @@ def _analyse(target: Target) -> ModuleAnalysis | str:
         return f"internal error while checking {target.display}: {type(error).__name__}: {error}"
 
 
-def _analyse_batch(indices: Sequence[int]) -> list[tuple[int, ModuleAnalysis | str]]:
-    return [(index, _analyse(_PENDING[index])) for index in indices]
-
-
-def _workers(pending: Sequence[Target]) -> int:
-    """How many worker processes to analyse ``pending`` with (1: in this process)."""
-    if len(pending) < 2 or sum(len(t.source or "") for t in pending) < PARALLEL_MIN_CHARACTERS:
-        return 1
-    if not sys.platform.startswith("linux"):  # fork is the cheap start; elsewhere one process
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, len(pending)))
-
-
-def _batches(pending: Sequence[Target], count: int) -> list[list[int]]:
-    """Indices of ``pending`` in ``count`` groups of about the same amount of source."""
-    order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source or ""))
-    groups: list[list[int]] = [[] for _ in range(count)]
-    sizes = [0] * count
-    for index in order:  # largest first, each to the lightest group
-        lightest = sizes.index(min(sizes))
-        groups[lightest].append(index)
-        sizes[lightest] += len(pending[index].source or "")
-    return [group for group in groups if group]
-
-
 def analyse_targets(pending: list[Target]) -> list[str]:
     """Fill each target's analysis (in parallel workers when worth it); internal errors returned."""
+    outcomes = map_in_workers(
+        _analyse,
+        pending,
+        [len(target.source or "") for target in pending],
+        minimum_total=PARALLEL_MIN_CHARACTERS,
+    )
     errors: list[str] = []
-    outcomes: dict[int, ModuleAnalysis | str] = {}
-    workers = _workers(pending)
-    if workers > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        from rewardkit.child_processes import die_with_parent
-
-        global _PENDING
-        _PENDING = pending
-        try:
-            with ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
-            ) as pool:
-                for batch in pool.map(
-                    _analyse_batch, _batches(pending, workers * BATCHES_PER_WORKER)
-                ):
-                    outcomes.update(batch)
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (out of memory?): what is left is analysed here
-        finally:
-            _PENDING = []
-    for index, target in enumerate(pending):
-        outcome = outcomes.get(index)
-        if outcome is None:
-            outcome = _analyse(target)
+    for target, outcome in zip(pending, outcomes):
         if isinstance(outcome, str):
             errors.append(outcome)
         else:
@@ -461,10 +405,11 @@ def run_fixes(
     from rewardkit.checks.fixer import LibcstMissing
 
     try:
-        outcomes = fix_targets(targets, mode)
+        outcomes, fix_errors = fix_targets(targets, mode)
     except LibcstMissing as error:
         print(f"rewardkit check: error: {error}", file=sys.stderr)
         return 2
+    errors += fix_errors
     fixed = {id(target): outcome for target, outcome in outcomes if outcome.changed}
     lines = [] if command.quiet else fix_summary(outcomes, mode)
     if mode.diff:

@@ -14,8 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from rewardkit.checks.fixer import ModuleFixes, fix_module, fixable, resolve_fixes
+from rewardkit.checks.fixer import (
+    LibcstMissing,
+    ModuleFixes,
+    fix_module,
+    fixable,
+    load_transforms,
+    resolve_fixes,
+)
 from rewardkit.checks.output import FileResult
+from rewardkit.checks.workers import map_in_workers
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
@@ -43,21 +51,60 @@ class FixTarget(Protocol):
     analysis: ModuleAnalysis | None
 
 
-def fix_targets(targets: Sequence[FixTarget], mode: FixMode) -> list[tuple[FixTarget, ModuleFixes]]:
-    """Fix every analysed target that has a fix to apply (raises
-    :class:`~rewardkit.checks.fixer.LibcstMissing` when one has and libcst is not installed)."""
-    outcomes = []
-    for target in targets:
-        analysis = target.analysis
-        if target.source is None or analysis is None:
-            continue
-        if not any(fixable(d, unsafe=True) is not None for d in analysis.diagnostics):
-            continue
-        outcome = fix_module(
-            target.source, target.display, target.config, unsafe=mode.unsafe, analysis=analysis
+FIX_PARALLEL_MIN_CHARACTERS = 50_000
+"""Below this much source to fix, one process is faster than starting workers (fixing costs
+far more per character than checking: a libcst parse and a re-check per fix)."""
+
+
+def _fix(job: tuple[FixTarget, bool]) -> ModuleFixes | str | LibcstMissing:
+    """Fix one target (in a worker): its outcome, or the error (never raised: the other files'
+    fixes are kept)."""
+    target, unsafe = job
+    try:
+        return fix_module(
+            target.source or "",
+            target.display,
+            target.config,
+            unsafe=unsafe,
+            analysis=target.analysis,
         )
-        outcomes.append((target, outcome))
-    return outcomes
+    except LibcstMissing as missing:
+        return missing
+    except Exception as error:
+        return f"internal error while fixing {target.display}: {type(error).__name__}: {error}"
+
+
+def fix_targets(
+    targets: Sequence[FixTarget], mode: FixMode
+) -> tuple[list[tuple[FixTarget, ModuleFixes]], list[str]]:
+    """Fix every analysed target that has a fix to apply, in forked workers when there is enough
+    to fix: (the outcomes, internal-error messages). Raises
+    :class:`~rewardkit.checks.fixer.LibcstMissing` when libcst is not installed."""
+    fixing = [
+        target
+        for target in targets
+        if target.source is not None
+        and target.analysis is not None
+        and any(fixable(d, unsafe=True) is not None for d in target.analysis.diagnostics)
+    ]
+    if not fixing:
+        return [], []
+    load_transforms()  # in this process: forked workers inherit libcst instead of importing it
+    results = map_in_workers(
+        _fix,
+        [(target, mode.unsafe) for target in fixing],
+        [len(target.source or "") for target in fixing],
+        minimum_total=FIX_PARALLEL_MIN_CHARACTERS,
+    )
+    outcomes, errors = [], []
+    for target, result in zip(fixing, results):
+        if isinstance(result, LibcstMissing):
+            raise result
+        if isinstance(result, str):
+            errors.append(result)
+        else:
+            outcomes.append((target, result))
+    return outcomes, errors
 
 
 def write_fixed(target: FixTarget, source: str) -> None:
@@ -115,8 +162,6 @@ def with_resolved_fixes(
 ) -> list[FileResult]:
     """``results`` whose fixes carry their text edits (for ``--format json``). Without libcst
     the fixes keep their titles and no edits."""
-    from rewardkit.checks.fixer import LibcstMissing
-
     sources = {target.display: target.source for target in targets}
     resolved = []
     for result in results:

@@ -15,7 +15,14 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, Scope, ScopeProvider
+from libcst.metadata import (
+    CodeRange,
+    ExpressionContextProvider,
+    MetadataWrapper,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
 
 from rewardkit.checks.model import Span, Transform
 from rewardkit.checks.positions import LINE_BREAK
@@ -24,6 +31,37 @@ from rewardkit.checks.splitter import statement_starts
 PLACEHOLDER = "0.0"
 """The value of an added ``reward`` key when no entry could give it (the editor selects it)."""
 _MARKER = "__rewardkit_placeholder__"
+
+
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+class _VisitorsFoundOnce:
+    """libcst finds a batchable provider's ``visit_*``/``leave_*`` methods with
+    ``inspect.getmembers`` at every resolve: half the cost of the scope analysis of a small
+    definition. A class's methods do not change: find them once per class."""
+
+    def get_visitors(self) -> Mapping[str, Callable[..., object]]:
+        names = _VISITOR_NAMES.get(type(self))
+        if names is None:
+            names = tuple(super().get_visitors())  # type: ignore[misc]
+            _VISITOR_NAMES[type(self)] = names
+        return {name: getattr(self, name) for name in names}
+
+
+class _ExpressionContexts(_VisitorsFoundOnce, ExpressionContextProvider):
+    """libcst's expression contexts (load, store, del), its visitor methods found once."""
+
+
+class _Scopes(_VisitorsFoundOnce, ScopeProvider):
+    """libcst's scope analysis over :class:`_ExpressionContexts`."""
+
+    METADATA_DEPENDENCIES = (_ExpressionContexts,)
+
+    def get_metadata(self, key: type, node: cst.CSTNode, default: object = None) -> object:  # type: ignore[override]
+        if key is ExpressionContextProvider:  # what libcst's scope visitor asks for
+            return self.metadata[_ExpressionContexts].get(node, default)
+        return super().get_metadata(key, node, default)
 
 
 class TransformError(Exception):
@@ -123,7 +161,7 @@ def rename(statement: _Statement, transform: Transform) -> str:
     )
     if parameter is None or target.value != name:  # type: ignore[attr-defined]
         raise TransformError(f"no parameter `{name}` at {transform.span.line}")
-    scopes = statement.wrapper.resolve(ScopeProvider)
+    scopes = statement.wrapper.resolve(_Scopes)
     scope = scopes.get(parameter)
     if scope is None:
         raise TransformError(f"no scope for parameter `{name}`")
