@@ -135,7 +135,11 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
     return Fix(
         f"Rename `{parameter}` to `{suggestion}`",
         is_preferred=risk is None,
-        transform=Transform("rename", span, (("name", parameter), ("to", suggestion))),
+        transform=Transform(
+            "rename",
+            span,
+            (("name", parameter), ("to", suggestion), ("function", facts.function.name)),
+        ),
         applicability=applicability,
         unsafe_reason=risk,
     )

@@ -12,7 +12,8 @@ the checks engine never does (:mod:`rewardkit.checks.fixer` imports it when a fi
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import (
@@ -58,6 +59,11 @@ class _Scopes(_VisitorsFoundOnce, ScopeProvider):
 
     METADATA_DEPENDENCIES = (_ExpressionContexts,)
 
+    @classmethod
+    def get_inherited_dependencies(cls) -> Collection[type]:  # type: ignore[override]
+        """Not libcst's own expression contexts too (computing them twice)."""
+        return frozenset(cls.METADATA_DEPENDENCIES)
+
     def get_metadata(self, key: type, node: cst.CSTNode, default: object = None) -> object:  # type: ignore[override]
         if key is ExpressionContextProvider:  # what libcst's scope visitor asks for
             return self.metadata[_ExpressionContexts].get(node, default)
@@ -88,7 +94,11 @@ class _Statement:
         except (cst.ParserSyntaxError, RecursionError) as error:
             raise TransformError(f"libcst cannot parse this definition: {error}") from None
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.positions: dict[cst.CSTNode, CodeRange] = dict(self.wrapper.resolve(PositionProvider))
+
+    @cached_property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Where each node is (computed on first use: a pass as costly as writing the code out)."""
+        return dict(self.wrapper.resolve(PositionProvider))
 
     def find(self, span: Span, kinds: tuple[type[cst.CSTNode], ...]) -> cst.CSTNode:
         """The outermost node of one of ``kinds`` exactly at ``span`` (module coordinates)."""
@@ -147,21 +157,34 @@ def _replace_one(
 # -- the transforms ---------------------------------------------------------------------------
 
 
+def _parameter(
+    statement: _Statement, scopes: Mapping[cst.CSTNode, Scope | None], transform: Transform
+) -> cst.Param:
+    """The parameter a rename is about: the only one of its name in a function of its name
+    (found from the scope analysis, without computing positions), else the one at its span."""
+    name, function = transform.option("name"), transform.option("function")
+    candidates = [
+        node
+        for node, scope in scopes.items()
+        if isinstance(node, cst.Param)
+        and node.name.value == name
+        and isinstance(getattr(scope, "node", None), cst.FunctionDef)
+        and scope.node.name.value == function  # type: ignore[union-attr]
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    target = statement.find(transform.span, (cst.Name,))
+    for node in statement.positions:
+        if isinstance(node, cst.Param) and node.name is target and target.value == name:  # type: ignore[attr-defined]
+            return node
+    raise TransformError(f"no parameter `{name}` at {transform.span.line}")
+
+
 def rename(statement: _Statement, transform: Transform) -> str:
     """Rename a parameter and the uses of it that libcst's scope analysis resolves to it."""
     name, new_name = str(transform.option("name")), str(transform.option("to"))
-    target = statement.find(transform.span, (cst.Name,))
-    parameter = next(
-        (
-            node
-            for node in statement.positions
-            if isinstance(node, cst.Param) and node.name is target
-        ),
-        None,
-    )
-    if parameter is None or target.value != name:  # type: ignore[attr-defined]
-        raise TransformError(f"no parameter `{name}` at {transform.span.line}")
     scopes = statement.wrapper.resolve(_Scopes)
+    parameter = _parameter(statement, scopes, transform)
     scope = scopes.get(parameter)
     if scope is None:
         raise TransformError(f"no scope for parameter `{name}`")
@@ -169,7 +192,7 @@ def rename(statement: _Statement, transform: Transform) -> str:
         raise TransformError(
             f"`{new_name}` is already a name in this function: the rename would merge two variables"
         )
-    targets = {id(target)}
+    targets = {id(parameter.name)}
     for assignment in scope.assignments[name]:
         if getattr(assignment, "node", None) is parameter:
             targets.update(
