@@ -6,16 +6,14 @@ for, and the ``rewardkit-fix`` pre-commit hook."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from scratch_checkout import copy_project
 from scratch_checkout import git as _git
-from scratch_checkout import required_tool as _tool
+from scratch_checkout import pre_commit_try_repo
 
 from .cli_helpers import run_check
 
@@ -182,42 +180,22 @@ def test_without_libcst_fix_names_the_extra_to_install(golden_project: Path):
 
 @pytest.mark.slow
 def test_the_pre_commit_fix_hook_fixes_and_fails_then_passes(tmp_path: Path) -> None:
-    _tool("git")
-    pre_commit = _tool("pre-commit")
-    hook_source = copy_project(tmp_path / "rewardkit-src")
-    _git("init", "-q", cwd=hook_source)
-    _git("add", "-A", cwd=hook_source)
-    _git("commit", "-q", "-m", "snapshot", cwd=hook_source)
-    user_repo = tmp_path / "user-repo"
-    user_repo.mkdir()
-    _git("init", "-q", cwd=user_repo)
-    module = user_repo / "my_reward.py"
-    module.write_text(
+    source = (
         "from rewardkit import reward\n\n@reward\ndef qa(final_respone):\n"
-        "    return {'score': float(bool(final_respone))}  # kept\n",
-        encoding="utf-8",
+        "    return {'score': float(bool(final_respone))}  # kept\n"
     )
-    _git("add", "-A", cwd=user_repo)
-    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
-    environment.pop("VIRTUAL_ENV", None)
-    command = [
-        pre_commit,
-        "try-repo",
-        str(hook_source),
-        "rewardkit-fix",
-        "--all-files",
-        "--color",
-        "never",
-    ]
-
+    user_repo, command, environment = pre_commit_try_repo(
+        tmp_path, "rewardkit-fix", {"my_reward.py": source}
+    )
     fixed = subprocess.run(
         command, cwd=user_repo, env=environment, capture_output=True, text=True, check=False
     )
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # files were modified by this hook
     assert "Fixed 2 problems in 1 file." in fixed.stdout
-    assert module.read_text(encoding="utf-8") == (
+    assert (user_repo / "my_reward.py").read_text(encoding="utf-8") == (
         "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n"
-        "    return {'reward': float(bool(final_response)), 'score': float(bool(final_response))}  # kept\n"
+        "    return {'reward': float(bool(final_response)), 'score': float(bool(final_response))}"
+        "  # kept\n"
     )
     _git("add", "-A", cwd=user_repo)
     passed = subprocess.run(
