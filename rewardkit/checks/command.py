@@ -18,7 +18,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from rewardkit.checks import run_cache
 from rewardkit.checks.codes import RULE_CODES, unknown_code_prefixes
@@ -417,19 +417,23 @@ def run_fixes(
             if id(target) in fixed:
                 after = fixed[id(target)].source
                 sys.stdout.write(unified_diff(target.display, target.source or "", after))
-        status = 1 if fixed else 0
-        _finish(lines, sys.stderr, errors)
-        return 2 if errors else status
+        for line in lines:
+            print(line, file=sys.stderr)
+        _print_errors(errors)
+        return 2 if errors else 1 if fixed else 0
     _write_fixed(targets, fixed, errors)
     results, rewards = gather_results(targets)
+    if command.output_format == "json":
+        from rewardkit.checks.fix_command import with_resolved_fixes
+
+        results = with_resolved_fixes(results, targets)
     summary = None if command.quiet or errors else Summary(len(targets), rewards)
-    report = render(results, command.output_format, summary)
     from_stdin = any(target.path is None for target in targets)
     stream = sys.stderr if from_stdin else sys.stdout  # stdin: stdout holds the code
-    notes = stream if command.output_format == "text" else sys.stderr
-    _finish(lines, notes, [])
-    stream.write(report)
-    _finish([], notes, errors)
+    for line in lines:  # what fixing did, then what is left
+        print(line, file=stream if command.output_format == "text" else sys.stderr)
+    stream.write(render(results, command.output_format, summary))
+    _print_errors(errors)
     return 2 if errors else exit_status(results)
 
 
@@ -455,9 +459,7 @@ def _write_fixed(
         target.source, target.analysis = outcome.source, outcome.analysis
 
 
-def _finish(lines: Sequence[str], stream: IO[str], errors: Sequence[str]) -> None:
-    for line in lines:
-        print(line, file=stream)
+def _print_errors(errors: Sequence[str]) -> None:
     for message in errors:
         print(f"rewardkit check: {message}", file=sys.stderr)
 
@@ -504,8 +506,7 @@ def run_command(argv: Sequence[str]) -> int:
     summary = None if command.quiet or errors else Summary(len(readable), rewards)
     output = render(results, command.output_format, summary)
     sys.stdout.write(output)
-    for message in errors:
-        print(f"rewardkit check: {message}", file=sys.stderr)
+    _print_errors(errors)
     if errors:
         return 2
     status = exit_status(results)
