@@ -76,6 +76,7 @@ def test_what_a_parameter_name_says_it_receives(name: str, role: Role) -> None:
     [
         # verl's response parameter next to open-r1's gold column: the did-you-mean is the gold
         ("solution_str, ground_truth", ("solution",), "solution_str", "solution", False),
+        ("answer_str, question", ("answer", "question"), "answer_str", "answer", False),
         # ... and without that column, rewardkit's own name for the response
         ("solution_str, answer", ("answer",), "solution_str", "final_response", True),
         ("solution_str, ground_truth", ("answer",), "ground_truth", "answer", True),
