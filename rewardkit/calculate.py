@@ -182,6 +182,7 @@ async def calculate_rewards(
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
     on_error: Literal["raise", "record"] = "raise",
+    group_by: str | None = None,
 ) -> list[RewardResult]:
     """Compute the reward of every sample (each a mapping of fields); results keep ``samples``' order.
 
@@ -198,6 +199,10 @@ async def calculate_rewards(
     no sample supplies (``TypeError`` and ``MissingFieldError``, both raised before any call), and
     a ``FieldCollisionError``. A required field missing from only some samples is a per-sample
     failure, recorded like any other.
+
+    A group reward (``rewardkit.groups``) is computed once per group of samples, grouped by the
+    value of the ``group_by`` field (``None``: the whole batch, for a reward declared
+    ``over="batch"``); a per-sample reward ignores ``group_by``.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
@@ -209,6 +214,12 @@ async def calculate_rewards(
     total = len(samples)
     if total == 0:
         return []
+    if getattr(type(reward), "is_group", False):  # scored a group at a time: rewardkit.groups
+        from rewardkit.groups import calculate_group_rewards
+
+        return await calculate_group_rewards(
+            reward, samples, group_by=group_by, concurrency=concurrency, timeout=timeout, on_error=on_error
+        )
     check_samples(reward, samples)
     results: list[RewardResult | None] = [None] * total
     workers = min(concurrency, total)

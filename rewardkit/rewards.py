@@ -20,7 +20,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.fields import PREDEFINED_FIELDS, framework_hint
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
 
@@ -134,6 +134,7 @@ class FieldBinding:
             message += f". {first!r} is a predefined field ({PREDEFINED_FIELDS[first]}) that the caller must pass"
         else:
             message += f". Add {first!r} to the task input or give the parameter a default"
+        message += framework_hint(available)
         return MissingFieldError(
             message, reward_name=self.reward_name, parameter=first, available=available, suggestion=suggestion
         )
@@ -206,6 +207,7 @@ class Reward:
     is_async: bool
     parameters: tuple[str, ...]
     none_as_zero: bool
+    extra_keys: tuple[str, ...] | Mapping[str, Any] | None
     registration: Registration
     __wrapped__: RewardCallable
 
@@ -216,6 +218,7 @@ class Reward:
         name: str | None = None,
         auto_register: bool = True,
         none_as_zero: bool = False,
+        extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(function):
             raise TypeError(f"@reward needs a function, got {function!r}")
@@ -226,6 +229,7 @@ class Reward:
         self.name = _check_name(name, default_name)
         self.is_async = _is_async_callable(function)
         self.none_as_zero = none_as_zero
+        self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
         self.invoke = self._make_invoke(function)
@@ -331,11 +335,20 @@ class Reward:
 def reward(function: F, /) -> Reward: ...
 @overload
 def reward(
-    name: str | None = None, /, *, auto_register: bool = True, none_as_zero: bool = False
+    name: str | None = None,
+    /,
+    *,
+    auto_register: bool = True,
+    none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Callable[[F], Reward]: ...
 @overload
 def reward(
-    *, name: str | None = None, auto_register: bool = True, none_as_zero: bool = False
+    *,
+    name: str | None = None,
+    auto_register: bool = True,
+    none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Callable[[F], Reward]: ...
 def reward(
     function_or_name: Any = None,
@@ -344,20 +357,23 @@ def reward(
     name: str | None = None,
     auto_register: bool = True,
     none_as_zero: bool = False,
+    extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Any:
     """Make a reward from a function: ``@reward``, ``@reward()`` or ``@reward(name="...")``.
 
     ``auto_register=False`` keeps it out of the registry (``get_reward``);
     ``none_as_zero=True`` turns a returned ``None`` into 0.0 (AgentFly's legacy behaviour)
-    instead of raising ``RewardShapeError``.
+    instead of raising ``RewardShapeError``. ``extra_keys`` declares the extras every sample
+    carries (names, or name -> type), when its returns do not show them (``rewardkit.schema``).
     """
+    options: dict[str, Any] = {"auto_register": auto_register, "none_as_zero": none_as_zero, "extra_keys": extra_keys}
     if callable(function_or_name):
-        return Reward(function_or_name, name=name, auto_register=auto_register, none_as_zero=none_as_zero)
+        return Reward(function_or_name, name=name, **options)
     if function_or_name is not None:
         name = _check_name(function_or_name, "reward")
 
     def decorate(function: RewardCallable) -> Reward:
-        return Reward(function, name=name, auto_register=auto_register, none_as_zero=none_as_zero)
+        return Reward(function, name=name, **options)
 
     return decorate
 
@@ -386,6 +402,8 @@ class BaseReward:
     is_async: ClassVar[bool] = False
     parameters: ClassVar[tuple[str, ...]] = ()
     none_as_zero: ClassVar[bool] = False
+    extra_keys: ClassVar[Sequence[str] | Mapping[str, Any] | None] = None
+    """The extras every sample carries, when ``call``'s returns do not show them (``rewardkit.schema``)."""
     binding: ClassVar[FieldBinding | None] = None
     registration: ClassVar[Registration | None] = None
 
@@ -397,6 +415,7 @@ class BaseReward:
         if "name" not in cls.__dict__:
             cls.name = cls.__name__
         cls.name = _check_name(cls.name, cls.__name__)
+        cls.extra_keys = _declared_extra_keys(cls.extra_keys, cls.name)
         cls.is_async = inspect.iscoroutinefunction(call)
         cls.binding = FieldBinding(call, cls.name, skip_first=True)
         cls.parameters = cls.binding.parameters
@@ -436,10 +455,27 @@ async def _validate_later(pending: Coroutine[Any, Any, Any], name: str, none_as_
     return _from_raw(await pending, reward_name=name, none_as_zero=none_as_zero)
 
 
+def _declared_extra_keys(
+    extra_keys: Sequence[str] | Mapping[str, Any] | None, name: str
+) -> tuple[str, ...] | Mapping[str, Any] | None:
+    """A reward's declared ``extra_keys`` as an immutable value (names, or name -> type);
+    ``rewardkit.schema`` validates the names when a schema is built."""
+    if extra_keys is None:
+        return None
+    if isinstance(extra_keys, (str, bytes)):
+        raise TypeError(f"reward {name!r}: extra_keys must be a list of names, not the string {extra_keys!r}")
+    if isinstance(extra_keys, Mapping):
+        return types.MappingProxyType(dict(extra_keys))
+    return tuple(extra_keys)
+
+
 def _positional_call_error(name: str, count: int) -> TypeError:
     return TypeError(
         f"reward {name!r} takes fields by keyword only (got {count} positional "
-        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...)"
+        f"argument{'s' if count > 1 else ''}); call it as {name}(final_response=..., ...). A framework "
+        "that calls its reward positionally (OpenRLHF's reward_func(queries, prompts, labels), verl's "
+        "prime manager) takes a rewardkit reward through its adapter: rewardkit.adapters.to_openrlhf / "
+        "to_verl / to_trl (see docs/adapters.md)"
     )
 
 
@@ -451,6 +487,8 @@ def as_reward(reward_fn: Any) -> Reward | BaseReward:
     wrapped once (not registered). A ``BaseReward`` class is an error: it needs its state."""
     if isinstance(reward_fn, (Reward, BaseReward)):
         return reward_fn
+    if getattr(type(reward_fn), "is_group", False) is True:  # rewardkit.groups: scored by groups
+        return reward_fn  # type: ignore[no-any-return]
     if isinstance(reward_fn, type) and issubclass(reward_fn, BaseReward):
         raise TypeError(
             f"got the class {reward_fn.__qualname__} (reward {reward_fn.name!r}); pass an instance, "

@@ -5,8 +5,11 @@ The frameworks either have no per-call timeout and error handling for custom rew
 retry the whole batch: one pathological sample (a catastrophic regex, a hung API call) then
 stalls or kills training. The adapter owns both: a failing or timed-out sample yields the
 configured ``fallback`` and an ``error`` extra, is logged and counted in ``adapter.stats``.
-Configuration errors (a required field no mapping supplies, an extra named like a reserved
-key) are not sample failures and always raise.
+Every sample carries the same extras keys, the reward's result schema (``adapter.schema``, a
+``rewardkit.schema.ResultSchema``), fixed when the adapter is built; a failed sample's extras
+are the schema's fill values. Configuration errors (a required field no mapping supplies, an
+extra named like a reserved key, extras that cannot be known before the first call) are not
+sample failures and always raise, the last two when the adapter is built.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from rewardkit.adapters.extras import ExtrasSchema
+from rewardkit.adapters.extras import adapter_schema
+from rewardkit.adapters.grouping import GroupScoring
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
@@ -84,6 +88,9 @@ class Scored:
     reward: float | None
     extras: Mapping[str, Any] | None
     error: str | None = None
+    applicable: bool = True
+    """``False``: the reward does not apply to the sample (``NOT_APPLICABLE``); ``reward`` is then
+    the adapter's ``not_applicable`` value."""
 
 
 def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
@@ -102,7 +109,7 @@ def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
         cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
 
 
-class RewardAdapter:
+class RewardAdapter(GroupScoring):
     """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
 
     Pickling sends the reward as a ``RewardReference`` (``module:qualname``, the file a
@@ -115,6 +122,9 @@ class RewardAdapter:
     """Extras names the framework uses itself, with the reason: rejected with a clear error."""
     allows_none_fallback: ClassVar[bool] = False
     """Whether the framework accepts ``None`` as a sample's reward (TRL: "not applicable")."""
+    not_applicable: ClassVar[float | None] = 0.0
+    """The reward a ``NOT_APPLICABLE`` sample gets: ``None`` where the framework has the notion
+    (TRL leaves it out of its weighted sum), else a number (see docs/adapters.md)."""
 
     def __init__(
         self,
@@ -125,7 +135,7 @@ class RewardAdapter:
         timeout: float | None = None,
         on_error: OnError = "fallback",
         fallback: float | None = 0.0,
-        extra_keys: Iterable[str] | None = None,
+        extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
         missing_extra: Any = None,
         concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
@@ -156,17 +166,26 @@ class RewardAdapter:
         self.timeout = timeout
         self.on_error: OnError = on_error
         self.fallback = fallback
-        self.extra_keys = None if extra_keys is None else tuple(extra_keys)
+        self.extra_keys: tuple[str, ...] | dict[str, Any] | None = (
+            None if extra_keys is None else dict(extra_keys) if isinstance(extra_keys, Mapping) else tuple(extra_keys)
+        )
         self.missing_extra = missing_extra
         self.concurrency = concurrency
         self.stats = AdapterStats()
-        self.schema = ExtrasSchema(
+        self.schema = adapter_schema(
+            self.reward,
             owner=self.__name__,
             framework=self.framework,
-            declared=self.extra_keys,
-            missing=missing_extra,
+            extra_keys=self.extra_keys,
             reserved=self.reserved_extras,
+            fill_for=self.failure_fill,
         )
+        """The extras every sample carries and their fills; see ``rewardkit.schema``."""
+
+    def failure_fill(self, key: str) -> Any:
+        """The value extra ``key`` takes on a failed sample (or one whose result lacks it):
+        ``missing_extra``; a framework adapter may choose per key."""
+        return self.missing_extra
 
     # -- pickling ---------------------------------------------------------------------------
 
@@ -214,11 +233,26 @@ class RewardAdapter:
         )
         return Scored(self.fallback, None, text)
 
+    def scored(self, result: RewardResult) -> Scored:
+        """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
+        if result.applicable:
+            return Scored(result.reward, result.extras)
+        return Scored(self.not_applicable, result.extras or None, applicable=False)
+
+    def _refuse_group(self) -> None:
+        if self.is_group:
+            raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
+
+    def group_hint(self) -> str:
+        """How to give this framework's adapter whole groups (adapters override it)."""
+        return "score it where the framework hands over a batch"
+
     def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
         return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
 
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample from sync code, under the timeout and the error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
@@ -238,7 +272,7 @@ class RewardAdapter:
             raise
         except Exception as exc:
             return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+        return self.scored(result)
 
     async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
         reward = self.reward
@@ -256,10 +290,11 @@ class RewardAdapter:
             return self._failed(index, self._timeout_error(index, exc), timed_out=True)
         except Exception as exc:
             return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+        return self.scored(result)
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)

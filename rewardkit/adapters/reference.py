@@ -90,8 +90,8 @@ class RewardReference:
         if isinstance(reward, str):
             registration = get_registration(reward)
             return cls("name", registration.name, module=registration.module)
-        if isinstance(reward, BaseReward):
-            return cls("value", reward.name, instance=reward)
+        if isinstance(reward, BaseReward) or getattr(reward, "travels_by_value", False):
+            return cls("value", reward.name, instance=reward)  # state, or a composition of references
         normalized = as_reward(reward)
         name = normalized.name
         target = reward.__wrapped__ if isinstance(reward, Reward) else reward

@@ -23,6 +23,7 @@ from typing import Literal
 
 from rewardkit.checks.model import ParameterKind, RewardDefinition, RewardParameter, Span
 from rewardkit.checks.positions import NodePositions
+from rewardkit.return_keys import dotted_name, string_value
 
 REWARD_PACKAGES = ("rewardkit", "agentfly")
 """Top-level packages whose ``reward`` and ``BaseReward`` define rewards."""
@@ -103,18 +104,6 @@ ENV_FIELD = (
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 Runtime = Literal["rewardkit", "agentfly", "configured"]
 """Whose wrapper calls the reward: rewardkit's, AgentFly's own, or a configured decorator."""
-
-
-def dotted_name(expression: ast.AST | None) -> str | None:
-    """``a.b.c`` for a ``Name``/``Attribute`` chain, else ``None``."""
-    parts: list[str] = []
-    while isinstance(expression, ast.Attribute):
-        parts.append(expression.attr)
-        expression = expression.value
-    if not isinstance(expression, ast.Name):
-        return None
-    parts.append(expression.id)
-    return ".".join(reversed(parts))
 
 
 def kit_runtime(qualified: str, leaf: str) -> Runtime | None:
@@ -528,13 +517,6 @@ def literal_dict_keys(node: ast.Dict) -> frozenset[str] | None:
             return None
         keys.add(text)
     return frozenset(keys)
-
-
-def string_value(node: ast.AST | None) -> str | None:
-    """The value of a plain string literal (``None`` for f-strings, bytes and other nodes)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
 
 
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "type_ignores", "kind"})
