@@ -66,8 +66,8 @@ def test_diff_prints_the_change_exits_one_and_writes_nothing(golden_project: Pat
     assert result.returncode == 1, result.stderr
     assert _files(golden_project) == _golden("before")
     assert "--- rewards/open_r1_accuracy.py\n+++ rewards/open_r1_accuracy.py\n" in result.stdout
-    assert "-def accuracy(completion: str, solution: str) -> float:\n" in result.stdout
-    assert "+def accuracy(final_response: str, solution: str) -> float:\n" in result.stdout
+    assert "-def accuracy(completions: str, solution: str) -> float:\n" in result.stdout
+    assert "+def accuracy(completion: str, solution: str) -> float:\n" in result.stdout
     assert result.stderr.startswith("Would fix 11 problems in 3 files.\n")
     # applying the diff gives what --fix writes
     patch = shutil.which("patch")

@@ -59,10 +59,11 @@ def test_the_verl_module_keeps_its_response_parameter_apart_from_the_gold() -> N
 
 def test_renames_leave_nested_scopes_that_bind_the_name_alone() -> None:
     fixed = _read("fixed", "open_r1_accuracy.py")
-    assert "def answer_block(completion: str) -> str:" in fixed
-    assert 'match = re.search(r"<answer>(.*?)</answer>", completion, re.DOTALL)' in fixed
-    assert "[answer_block(completion) for completion in (final_response,)]" in fixed
-    assert 'print(f"scored {final_response[:20]!r}")' in fixed
+    assert "def accuracy(completion: str, solution: str) -> float:" in fixed
+    assert "def answer_block(completions: str) -> str:" in fixed
+    assert 'match = re.search(r"<answer>(.*?)</answer>", completions, re.DOTALL)' in fixed
+    assert "[answer_block(completions) for completions in (completion,)]" in fixed
+    assert 'print(f"scored {completion[:20]!r}")' in fixed
 
 
 def test_a_multi_line_dict_gets_its_key_on_a_line_of_its_own() -> None:

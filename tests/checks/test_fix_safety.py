@@ -81,7 +81,7 @@ def test_what_a_parameter_name_says_it_receives(name: str, role: Role) -> None:
         ("solution_str, answer", ("answer",), "solution_str", "final_response", True),
         ("solution_str, ground_truth", ("answer",), "ground_truth", "answer", True),
         # TRL / open-r1
-        ("completion, solution", ("solution",), "completion", "final_response", True),
+        ("completions, solution", ("solution",), "completions", "completion", True),
         ("final_response, solutoin", ("solution",), "solutoin", "solution", True),
         # AgentFly
         ("prediction, answer", ("answer",), "prediction", "final_response", True),

@@ -1,5 +1,5 @@
-"""Accuracy and format rewards in open-r1's style (TRL's GRPOTrainer datasets name the gold
-column `solution`), written for rewardkit."""
+"""Accuracy and format rewards ported from open-r1 (TRL's GRPOTrainer passes `completions`;
+its datasets name the gold column `solution`), written for rewardkit."""
 
 from __future__ import annotations
 
@@ -15,29 +15,29 @@ def normalise(text: str) -> str:
 
 
 @reward(name="accuracy")
-def accuracy(final_response: str, solution: str) -> float:
+def accuracy(completion: str, solution: str) -> float:
     """1.0 when the completion's answer block equals the gold solution."""
 
-    def answer_block(completion: str) -> str:  # its own `completion`: not the parameter
-        match = re.search(r"<answer>(.*?)</answer>", completion, re.DOTALL)
+    def answer_block(completions: str) -> str:  # its own `completions`: not the parameter
+        match = re.search(r"<answer>(.*?)</answer>", completions, re.DOTALL)
         return match.group(1) if match else ""
 
     def gold() -> str:
         return normalise(solution)
 
-    candidates = [answer_block(completion) for completion in (final_response,)]
+    candidates = [answer_block(completions) for completions in (completion,)]
     # a closure over the parameter
     matches = lambda: normalise(candidates[0]) == gold()  # noqa: E731
-    print(f"scored {final_response[:20]!r}")
+    print(f"scored {completion[:20]!r}")
     return float(matches())
 
 
 @reward(name="think_format")
-def think_format(final_response: str, solution: str = "") -> dict:
+def think_format(completion: str, solution: str = "") -> dict:
     """The format reward of open-r1: the response is a think block then an answer block."""
-    ok = bool(THINK_FORMAT.match(final_response))
+    ok = bool(THINK_FORMAT.match(completion))
     return dict(
         reward=1.0 if ok else 0.0,
         format=1.0 if ok else 0.0,
-        length=len(final_response),
+        length=len(completion),
     )
