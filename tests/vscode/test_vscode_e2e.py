@@ -259,7 +259,7 @@ from rewardkit import reward
 def gsm8k(solution_str: str, final_respone: str, answer: str) -> dict:
     # verl's response parameter next to a gold column named `solution`
     return {
-        "score": float(final_respone.strip() == answer.strip()),
+        "score": float(final_respone == answer),
         "length": len(solution_str),
     }
 '''
@@ -298,7 +298,7 @@ def test_fix_all_on_save_applies_the_safe_fixes_as_the_cli_does(
         cwd=workspace, input=edited, capture_output=True, text=True, check=False,
     ).stdout  # fmt: skip
     assert "def gsm8k(solution_str: str, final_response: str, answer: str)" in expected
-    assert '"reward": float(final_response.strip() == answer.strip()),' in expected
+    assert '"reward": float(final_response == answer),' in expected
     page.wait_for_function(
         "() => !document.querySelector('.tabs-container .tab.dirty')", timeout=60_000
     )
