@@ -67,3 +67,31 @@ def git(*args: str, cwd: Path) -> str:
         capture_output=True,
         text=True,
     ).stdout
+
+
+def pre_commit_try_repo(
+    tmp_path: Path, hook: str, files: dict[str, str]
+) -> tuple[Path, list[str], dict[str, str]]:
+    """A user's git repository holding ``files`` (staged), and the ``pre-commit try-repo``
+    command (with its environment) that runs this checkout's ``hook`` on it.
+
+    ``try-repo`` installs the source repository's committed HEAD, so the working tree is copied
+    into a temporary git repository and committed there (it works before the project's own
+    commit)."""
+    required_tool("git")
+    pre_commit = required_tool("pre-commit")
+    hook_source = copy_project(tmp_path / "rewardkit-src")
+    assert (hook_source / ".pre-commit-hooks.yaml").is_file()
+    git("init", "-q", cwd=hook_source)
+    git("add", "-A", cwd=hook_source)
+    git("commit", "-q", "-m", "snapshot", cwd=hook_source)
+    user_repo = tmp_path / "user-repo"
+    user_repo.mkdir()
+    git("init", "-q", cwd=user_repo)
+    for name, text in files.items():
+        (user_repo / name).write_text(text, encoding="utf-8")
+    git("add", "-A", cwd=user_repo)
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    environment.pop("VIRTUAL_ENV", None)
+    command = [pre_commit, "try-repo", str(hook_source), hook, "--all-files", "--color", "never"]
+    return user_repo, command, environment

@@ -17,12 +17,28 @@ from rewardkit.checks import (
     CheckConfig,
     ConfigError,
     Diagnostic,
+    Fix,
     ModuleAnalysis,
     ModuleAnalyzer,
     suppression_fix,
 )
 from rewardkit.checks.engine import filter_diagnostics
-from rewardkit_lsp.convert import overlaps, span_range, to_code_action, to_lsp_diagnostic
+from rewardkit.checks.fixer import (
+    FixUnavailable,
+    LibcstMissing,
+    fix_module,
+    fixable,
+    resolve_fix,
+    text_edits,
+)
+from rewardkit_lsp.commands import FIX_ALL
+from rewardkit_lsp.convert import (
+    overlaps,
+    span_range,
+    to_code_action,
+    to_lsp_diagnostic,
+    workspace_edit,
+)
 from rewardkit_lsp.field_help import (
     PLAINTEXT,
     field_completions,
@@ -37,6 +53,18 @@ from rewardkit_lsp.workspace_index import WorkspaceRewards, WorkspaceScan, inclu
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 SYNTAX_ERROR_CODE = "RK900"
+FIX_ALL_TITLE = "rewardkit: fix all safe fixes"
+
+
+def _placeholder(fix: Fix) -> bool:
+    """Whether the fix inserts a placeholder to select (its selection is only known once its
+    edits are: such a fix is resolved when listed, so the select command can come with it)."""
+    return (
+        fix.transform is not None
+        and fix.transform.kind == "add_reward_key"
+        and (fix.transform.option("value") is None)
+    )
+
 
 Related = list[tuple[str, int | None, int, list[dict[str, Any]]]]
 """Other open documents whose diagnostics changed: (uri, version, generation, diagnostics)."""
@@ -50,6 +78,8 @@ class Session:
     hover_markup: str = PLAINTEXT
     completion_markup: str = PLAINTEXT
     show_document: bool = False
+    disabled_actions: bool = False
+    """The client shows disabled code actions (greyed out, with the reason)."""
     roots: tuple[str, ...] = ()
     """Workspace folders (filesystem paths)."""
 
@@ -144,9 +174,10 @@ class AnalysisService:
         completion_markup: str,
         show_document: bool,
         roots: list[str],
+        disabled_actions: bool = False,
     ) -> None:
         self.session = Session(
-            encoding, hover_markup, completion_markup, show_document, tuple(roots)
+            encoding, hover_markup, completion_markup, show_document, disabled_actions, tuple(roots)
         )
         self.workspace.set_roots(roots)
         for document in self.documents.values():  # folders came or went: display paths change
@@ -259,32 +290,122 @@ class AnalysisService:
         return None
 
     def on_code_action(
-        self, uri: str, version: int | None, start: tuple[int, int], end: tuple[int, int]
+        self,
+        uri: str,
+        version: int | None,
+        start: tuple[int, int],
+        end: tuple[int, int],
+        quick_fixes: bool = True,
+        fix_all: bool = False,
+        lazy: bool = False,
     ) -> list[dict[str, Any]] | None:
-        """Quick fixes of the diagnostics in the range: the engine's fixes, then a suppression comment."""
+        """Quick fixes of the diagnostics in the range (the engine's fixes, then a suppression
+        comment) and the fix-all action. With ``lazy`` (the client resolves code actions), a
+        fix's edits are computed by ``codeAction/resolve``: listing actions never runs libcst."""
         document = self.documents.get(uri)
         checked = document.checked if document is not None else None
         if checked is None or checked.version != version:
             return None
-        first = checked.index.from_client(*start)
-        last = checked.index.from_client(*end)
+        actions = []
+        if quick_fixes:
+            first = checked.index.from_client(*start)
+            last = checked.index.from_client(*end)
+            span = ((first.line + 1, first.column), (last.line + 1, last.column))
+            actions += self._quick_fixes(uri, checked, span, lazy)
+        if fix_all and any(fixable(d, unsafe=False) for d in checked.diagnostics):
+            action = {
+                "title": FIX_ALL_TITLE,
+                "kind": FIX_ALL,
+                "data": {"uri": uri, "version": version},
+            }
+            actions.append(action if lazy else self._resolved_fix_all(checked, document, action))
+        return [action for action in actions if action is not None]
+
+    def _quick_fixes(
+        self,
+        uri: str,
+        checked: CheckedVersion,
+        span: tuple[tuple[int, int], tuple[int, int]],
+        lazy: bool,
+    ) -> list[dict[str, Any]]:
         select_in = checked.text if self.session.show_document else None
         actions = []
-        for diagnostic, lsp_diagnostic in zip(checked.diagnostics, checked.lsp):
-            if not overlaps(
-                diagnostic.span, (first.line + 1, first.column), (last.line + 1, last.column)
-            ):
+        for number, (diagnostic, lsp_diagnostic) in enumerate(
+            zip(checked.diagnostics, checked.lsp)
+        ):
+            if not overlaps(diagnostic.span, *span):
                 continue
             fixes = [*diagnostic.fixes]
             if diagnostic.code != SYNTAX_ERROR_CODE:
                 fixes.append(suppression_fix(diagnostic, checked.text))
-            actions += [
-                to_code_action(
-                    fix, lsp_diagnostic, uri, checked.version, checked.index, select_in=select_in
+            for fix_number, fix in enumerate(fixes):
+                if fix.applicability == "display" and not self.session.disabled_actions:
+                    continue
+                unresolved = fix.applicability != "display" and fix.transform is not None
+                if unresolved and (not lazy or _placeholder(fix)):
+                    fix = self._resolved(checked.text, fix)
+                    if fix is None:
+                        continue
+                data = {"uri": uri, "version": checked.version, "fix": [number, fix_number]}
+                actions.append(
+                    to_code_action(
+                        fix,
+                        lsp_diagnostic,
+                        uri,
+                        checked.version,
+                        checked.index,
+                        select_in=select_in,
+                        data=data,
+                    )
                 )
-                for fix in fixes
-            ]
         return actions
+
+    def on_code_action_resolve(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The edit of an action listed without one (a quick fix, or fix-all), for the version
+        it was listed for; an action of an older version comes back unchanged (no edit)."""
+        data = action.get("data")
+        if not isinstance(data, dict):
+            return action
+        document = self.documents.get(str(data.get("uri")))
+        checked = document.checked if document is not None else None
+        if document is None or checked is None or checked.version != data.get("version"):
+            return action
+        if action.get("kind") == FIX_ALL:
+            return self._resolved_fix_all(checked, document, action) or action
+        diagnostic_number, fix_number = data["fix"]
+        diagnostic = checked.diagnostics[diagnostic_number]
+        fix = self._resolved(checked.text, diagnostic.fixes[fix_number])
+        if fix is None:
+            return action
+        edit = workspace_edit(document.uri, checked.version, fix.edits, checked.index)
+        return {**action, "edit": edit}
+
+    def _resolved(self, text: str, fix: Fix) -> Fix | None:
+        """``fix`` with its edits (libcst runs here); ``None`` when it does not apply."""
+        try:
+            return resolve_fix(text, fix)
+        except LibcstMissing as error:
+            self._warn(f"quick fixes are not available: {error}")
+        except FixUnavailable as error:
+            self.notify("log", f"fix not offered: {error}")
+        return None
+
+    def _resolved_fix_all(
+        self, checked: CheckedVersion, document: DocumentState, action: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``action`` with the edit applying every safe fix, as ``rewardkit check --fix`` does."""
+        try:
+            fixed = fix_module(
+                checked.text, document.path, checked.config, analysis=checked.analysis
+            )
+        except LibcstMissing as error:
+            self._warn(f"fix-all is not available: {error}")
+            return None
+        edits = text_edits(checked.text, fixed.source)
+        return {
+            **action,
+            "edit": workspace_edit(document.uri, checked.version, edits, checked.index),
+        }
 
     # -- checking ---------------------------------------------------------------------------
 

@@ -7,16 +7,16 @@ as they are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from rewardkit.checks import Diagnostic, Fix, Severity, Span, apply_edits
-from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
+from rewardkit.checks import Diagnostic, Fix, Severity, Span, TextEdit, apply_edits
+from rewardkit_lsp.commands import QUICK_FIX, SELECT_RANGE_COMMAND
 from rewardkit_lsp.positions import LineIndex, Range
 
 SOURCE = "rewardkit"
 """The ``source`` of every diagnostic, as ``rewardkit check`` names itself."""
 
-QUICK_FIX = "quickfix"
 _SEVERITIES = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 """LSP ``DiagnosticSeverity``: Error, Warning, Information."""
 
@@ -42,6 +42,31 @@ def to_lsp_diagnostic(diagnostic: Diagnostic, index: LineIndex) -> dict[str, Any
     return lsp
 
 
+def fix_title(fix: Fix) -> str:
+    """A fix's title in the editor: an unsafe fix says so, and why."""
+    if fix.applicability != "unsafe":
+        return fix.title
+    if fix.unsafe_reason:
+        return f"{fix.title} (unsafe: {fix.unsafe_reason})"
+    return f"{fix.title} (unsafe)"
+
+
+def workspace_edit(
+    uri: str, version: int | None, edits: Sequence[TextEdit], index: LineIndex
+) -> dict[str, Any]:
+    """A ``WorkspaceEdit`` applying engine ``edits`` to the document at ``version``."""
+    changes = [
+        {
+            "range": index.engine_range(edit.line, edit.column, edit.end_line, edit.end_column),
+            "newText": edit.new_text,
+        }
+        for edit in edits
+    ]
+    return {
+        "documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": changes}]
+    }
+
+
 def to_code_action(
     fix: Fix,
     diagnostic: dict[str, Any],
@@ -50,28 +75,28 @@ def to_code_action(
     index: LineIndex,
     *,
     select_in: str | None = None,
+    data: Any = None,
 ) -> dict[str, Any]:
     """A quick-fix code action applying ``fix`` to the document at ``version``.
 
-    Given ``select_in`` (the document's text; pass it when the client can show documents), a fix
-    with a ``selection`` (a placeholder to type over) also runs a command that selects it.
+    A fix whose edits are not computed yet (its libcst transform runs on
+    ``codeAction/resolve``) gets ``data`` instead of an edit; a ``display`` fix is disabled, with
+    the reason. Given ``select_in`` (the document's
+    text; pass it when the client can show documents), a fix with a ``selection`` (a
+    placeholder to type over) also runs a command that selects it.
     """
-    edits = [
-        {
-            "range": index.engine_range(edit.line, edit.column, edit.end_line, edit.end_column),
-            "newText": edit.new_text,
-        }
-        for edit in fix.edits
-    ]
     action: dict[str, Any] = {
-        "title": fix.title,
+        "title": fix_title(fix),
         "kind": QUICK_FIX,
         "diagnostics": [diagnostic],
-        "edit": {
-            "documentChanges": [{"textDocument": {"uri": uri, "version": version}, "edits": edits}]
-        },
     }
-    if fix.is_preferred:
+    if fix.applicability == "display":  # shown, never applied: the editor greys it out
+        action["disabled"] = {"reason": fix.unsafe_reason or "this fix cannot be applied"}
+    elif fix.transform is not None and not fix.edits:
+        action["data"] = data
+    else:
+        action["edit"] = workspace_edit(uri, version, fix.edits, index)
+    if fix.is_preferred and fix.safe:
         action["isPreferred"] = True
     if fix.selection is not None and select_in is not None:
         # The selection is a range of the fixed text: convert it with that text's lines.

@@ -28,7 +28,7 @@ from pygls.uris import to_fs_path
 
 from rewardkit_lsp import memory
 from rewardkit_lsp.capabilities import structure_capabilities
-from rewardkit_lsp.commands import SELECT_RANGE_COMMAND
+from rewardkit_lsp.commands import FIX_ALL, QUICK_FIX, SELECT_RANGE_COMMAND
 from rewardkit_lsp.debounce import Debouncer
 from rewardkit_lsp.engine_host import AnalysisError, EngineHost
 from rewardkit_lsp.protocol import RewardkitProtocol
@@ -165,6 +165,16 @@ class RewardkitLanguageServer(LanguageServer):
         return bool(self.client_capability(dotted))
 
     @property
+    def resolves_code_actions(self) -> bool:
+        """Whether the client keeps a code action's ``data`` and asks for its edit when applied."""
+        properties = self.client_capability("text_document.code_action.resolve_support.properties")
+        return bool(
+            self.client_supports("text_document.code_action.data_support")
+            and properties
+            and "edit" in properties
+        )
+
+    @property
     def pulls_diagnostics(self) -> bool:
         """Whether the client asks for diagnostics (``textDocument/diagnostic``) instead of being sent them."""
         return self.client_supports("text_document.diagnostic")
@@ -270,6 +280,7 @@ class RewardkitLanguageServer(LanguageServer):
                 ),
                 show_document=self.client_supports("window.show_document.support"),
                 roots=self.workspace_roots(),
+                disabled_actions=self.client_supports("text_document.code_action.disabled_support"),
             ),
             "starting the analysis session",
         )
@@ -292,6 +303,8 @@ class RewardkitLanguageServer(LanguageServer):
             self.publish_related(payload)
         elif kind == "warn":
             self.warn_once(payload)
+        elif kind == "log":
+            self.log(payload)
 
     # -- checking ---------------------------------------------------------------------------
 
@@ -616,10 +629,25 @@ async def _ask(ls: RewardkitLanguageServer, kind: str, uri: str, **payload: Any)
     return await ls.analysis.request(kind, uri=uri, version=result.version, **payload)
 
 
+def _wants(only: list[str] | None, kind: str) -> bool:
+    """Whether a request limited to ``only`` kinds (``None``: any) asks for actions of ``kind``
+    (kinds are hierarchical: ``source`` covers ``source.fixAll.rewardkit``)."""
+    if not only:
+        return True
+    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
 async def code_action(ls: RewardkitLanguageServer, params: types.CodeActionParams) -> Any:
-    """Quick fixes of the diagnostics in the range: the engine's fixes, then a suppression comment."""
-    only = params.context.only
-    if only and not any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only):
+    """Quick fixes of the diagnostics in the range (the engine's fixes, then a suppression
+    comment), and ``source.fixAll.rewardkit`` (every safe fix, as ``rewardkit check --fix``).
+
+    Clients that resolve code actions get them without edits: the fixes' libcst transforms run
+    on ``codeAction/resolve`` only. Fix-all is left out of automatic requests (the lightbulb)."""
+    only = [getattr(kind, "value", kind) for kind in params.context.only or ()]
+    quick_fixes = _wants(only, QUICK_FIX)
+    automatic = params.context.trigger_kind == types.CodeActionTriggerKind.Automatic
+    fix_all = _wants(only, FIX_ALL) and not (automatic and not only)
+    if not quick_fixes and not fix_all:
         return None
     start, end = params.range.start, params.range.end
     return await _ask(
@@ -628,7 +656,20 @@ async def code_action(ls: RewardkitLanguageServer, params: types.CodeActionParam
         params.text_document.uri,
         start=(start.line, start.character),
         end=(end.line, end.character),
+        quick_fixes=quick_fixes,
+        fix_all=fix_all,
+        lazy=ls.resolves_code_actions,
     )
+
+
+async def code_action_resolve(ls: RewardkitLanguageServer, params: types.CodeAction) -> Any:
+    """The edit of a code action listed without one (the fix's libcst transform runs now)."""
+    action = ls.protocol._converter.unstructure(params)
+    data = action.get("data")
+    uri = data.get("uri") if isinstance(data, dict) else None
+    if not isinstance(uri, str) or await ls.check(uri) is None:
+        return action
+    return await ls.analysis.request("code_action_resolve", action=action)
 
 
 async def select_range(ls: RewardkitLanguageServer, uri: str, selection: types.Range) -> None:
@@ -692,8 +733,11 @@ def create_server(analysis: EngineHost | None = None) -> RewardkitLanguageServer
         (
             types.TEXT_DOCUMENT_CODE_ACTION,
             code_action,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+            types.CodeActionOptions(
+                code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True
+            ),
         ),
+        (types.CODE_ACTION_RESOLVE, code_action_resolve, None),
         (types.TEXT_DOCUMENT_HOVER, hover, None),
         (
             types.TEXT_DOCUMENT_COMPLETION,

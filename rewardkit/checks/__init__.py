@@ -11,7 +11,11 @@ Public API (stable):
   caching work per top-level definition so re-analysing an edited module only re-parses what changed.
 - :func:`load_config` ``(path) -> CheckConfig``: ``[tool.rewardkit]`` of the nearest ``pyproject.toml``.
 - :func:`suppression_fix` ``(diagnostic, source) -> Fix``: adds ``# rewardkit: ignore[CODE]``.
-- :func:`apply_edits` ``(source, edits) -> str``: applies a fix's edits (tests, editors without LSP).
+- :func:`apply_edits` ``(source, edits) -> str``: applies text edits (tests, editors without LSP).
+- :func:`apply_fix` ``(source, fix) -> str`` and :func:`resolve_fix` ``(source, fix) -> Fix`` (the
+  fix with its text edits): a rule's fix is a libcst transformation, run only when asked for
+  (libcst comes with the ``fix`` extra); :func:`fix_module` applies every safe fix of a module,
+  verified, as ``rewardkit check --fix`` and the editor's fix-all do.
 - :data:`RULES`: the rule classes (code, severity, summary, VALID/INVALID examples).
 
 Coordinates: lines 1-based, columns 0-based code points, end exclusive.
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
         check_source,
         duplicate_reward_diagnostics,
     )
+    from rewardkit.checks.fixer import apply_fix, fix_module, resolve_fix
     from rewardkit.checks.fixes import apply_edits, suppression_fix
     from rewardkit.checks.model import (
         Diagnostic,
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
         Severity,
         Span,
         TextEdit,
+        Transform,
     )
     from rewardkit.checks.rules import RULES, Invalid, Rule, rule_for_code
 
@@ -60,6 +66,9 @@ _EXPORTS = {
     "check_source": "rewardkit.checks.engine",
     "duplicate_reward_diagnostics": "rewardkit.checks.engine",
     "apply_edits": "rewardkit.checks.fixes",
+    "apply_fix": "rewardkit.checks.fixer",
+    "fix_module": "rewardkit.checks.fixer",
+    "resolve_fix": "rewardkit.checks.fixer",
     "suppression_fix": "rewardkit.checks.fixes",
     "Diagnostic": "rewardkit.checks.model",
     "Fix": "rewardkit.checks.model",
@@ -69,6 +78,7 @@ _EXPORTS = {
     "Severity": "rewardkit.checks.model",
     "Span": "rewardkit.checks.model",
     "TextEdit": "rewardkit.checks.model",
+    "Transform": "rewardkit.checks.model",
     "RULES": "rewardkit.checks.rules",
     "Invalid": "rewardkit.checks.rules",
     "Rule": "rewardkit.checks.rules",
@@ -95,13 +105,17 @@ __all__ = [
     "Span",
     "TaskField",
     "TextEdit",
+    "Transform",
     "analyze_module",
     "apply_edits",
+    "apply_fix",
     "check_source",
     "duplicate_reward_diagnostics",
     "find_config_file",
+    "fix_module",
     "load_config",
     "load_config_file",
+    "resolve_fix",
     "rule_for_code",
     "suppression_fix",
 ]

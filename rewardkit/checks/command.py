@@ -18,10 +18,11 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rewardkit.checks import run_cache
-from rewardkit.checks.cli import CommandLine, run_key
 from rewardkit.checks.codes import RULE_CODES, unknown_code_prefixes
+from rewardkit.checks.command_line import CommandLine, run_key
 from rewardkit.checks.config import CheckConfig, ConfigError, load_config, load_config_file
 from rewardkit.checks.engine import analyze_module, duplicate_reward_diagnostics, filter_diagnostics
 from rewardkit.checks.file_cache import FileCache
@@ -29,13 +30,17 @@ from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
 from rewardkit.checks.output import FORMATS, FileResult, Summary, render
 from rewardkit.checks.rules import FileTooLarge, SyntaxErrorRule
 from rewardkit.checks.targets import find_targets
+from rewardkit.checks.workers import map_in_workers
+
+if TYPE_CHECKING:
+    from rewardkit.checks.fix_command import FixMode
+    from rewardkit.checks.fixer import ModuleFixes
 
 UTF8_MAX_BYTES = 4
 """The most bytes one character takes in UTF-8: a file of more than ``4 * max_file_size`` bytes
 is too large whatever it holds, and is not read."""
 PARALLEL_MIN_CHARACTERS = 400_000
 """Below this much source to analyse, one process is faster than starting workers."""
-BATCHES_PER_WORKER = 4
 
 
 class UsageError(Exception):
@@ -88,6 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="neither read nor write the cache (.rewardkit_cache/, safe to delete)",
     )
+    fixing = parser.add_argument_group("fixes (need libcst: pip install 'rewardkit[fix]')")
+    fixing.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the safe fixes to the files (stdin: print the fixed code), then report "
+        "what is left",
+    )
+    fixing.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff instead of applying them; exit 1 if there is one",
+    )
+    fixing.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, also apply the fixes that may change what a reward means",
+    )
     return parser
 
 
@@ -129,13 +151,19 @@ def decode_source(data: bytes) -> str:
 
     Raises ``UnicodeDecodeError`` or ``SyntaxError`` (unknown encoding) with the details.
     """
+    return decode_python(data)[0]
+
+
+def decode_python(data: bytes) -> tuple[str, str]:
+    """(text, encoding) of a Python file's bytes; the encoding is ``utf-8-sig`` for a UTF-8 file
+    with a BOM (the text is without it), so encoding the text with it gives the file back."""
     head = data[:400].split(b"\n", 2)
     if b"coding" in head[0] or (len(head) > 1 and b"coding" in head[1]):
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     else:  # no PEP 263 cookie in the first two lines: UTF-8, with or without a BOM
         encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
     text = data.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
+    return (text[1:] if text.startswith("\ufeff") else text), encoding
 
 
 def _undecodable(data: bytes, error: Exception) -> Diagnostic:
@@ -203,6 +231,8 @@ class Target:
     digest: str | None = None
     """The hash of its bytes, as the run cache computes it (``None`` for stdin)."""
     source: str | None = None
+    encoding: str = "utf-8"
+    """How its bytes decode (``--fix`` writes the fixed text back the same way)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     """Diagnostics found before analysis (undecodable, too large)."""
     analysis: ModuleAnalysis | None = None
@@ -232,7 +262,7 @@ def _read(target: Target, stdin: io.BufferedIOBase | None) -> None:
         data = read_bytes(target.path)
         target.digest = run_cache.digest(data)
     try:
-        source = decode_source(data)
+        source, target.encoding = decode_python(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as error:
         target.diagnostics.append(_undecodable(data, error))
         return
@@ -244,10 +274,6 @@ def _read(target: Target, stdin: io.BufferedIOBase | None) -> None:
 
 # -- analysis, in this process or in forked workers ------------------------------------------
 
-_PENDING: list[Target] = []
-"""The targets the forked workers analyse (inherited, not pickled: configurations hold
-read-only mappings that do not pickle)."""
-
 
 def _analyse(target: Target) -> ModuleAnalysis | str:
     try:
@@ -256,68 +282,16 @@ def _analyse(target: Target) -> ModuleAnalysis | str:
         return f"internal error while checking {target.display}: {type(error).__name__}: {error}"
 
 
-def _analyse_batch(indices: Sequence[int]) -> list[tuple[int, ModuleAnalysis | str]]:
-    return [(index, _analyse(_PENDING[index])) for index in indices]
-
-
-def _workers(pending: Sequence[Target]) -> int:
-    """How many worker processes to analyse ``pending`` with (1: in this process)."""
-    if len(pending) < 2 or sum(len(t.source or "") for t in pending) < PARALLEL_MIN_CHARACTERS:
-        return 1
-    if not sys.platform.startswith("linux"):  # fork is the cheap start; elsewhere one process
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, len(pending)))
-
-
-def _batches(pending: Sequence[Target], count: int) -> list[list[int]]:
-    """Indices of ``pending`` in ``count`` groups of about the same amount of source."""
-    order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source or ""))
-    groups: list[list[int]] = [[] for _ in range(count)]
-    sizes = [0] * count
-    for index in order:  # largest first, each to the lightest group
-        lightest = sizes.index(min(sizes))
-        groups[lightest].append(index)
-        sizes[lightest] += len(pending[index].source or "")
-    return [group for group in groups if group]
-
-
 def analyse_targets(pending: list[Target]) -> list[str]:
     """Fill each target's analysis (in parallel workers when worth it); internal errors returned."""
+    outcomes = map_in_workers(
+        _analyse,
+        pending,
+        [len(target.source or "") for target in pending],
+        minimum_total=PARALLEL_MIN_CHARACTERS,
+    )
     errors: list[str] = []
-    outcomes: dict[int, ModuleAnalysis | str] = {}
-    workers = _workers(pending)
-    if workers > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        from rewardkit.child_processes import die_with_parent
-
-        global _PENDING
-        _PENDING = pending
-        try:
-            with ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
-            ) as pool:
-                for batch in pool.map(
-                    _analyse_batch, _batches(pending, workers * BATCHES_PER_WORKER)
-                ):
-                    outcomes.update(batch)
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (out of memory?): what is left is analysed here
-        finally:
-            _PENDING = []
-    for index, target in enumerate(pending):
-        outcome = outcomes.get(index)
-        if outcome is None:
-            outcome = _analyse(target)
+    for target, outcome in zip(pending, outcomes):
         if isinstance(outcome, str):
             errors.append(outcome)
         else:
@@ -325,11 +299,9 @@ def analyse_targets(pending: list[Target]) -> list[str]:
     return errors
 
 
-def check_targets(
-    targets: Sequence[Target], file_cache: FileCache | None
-) -> tuple[list[FileResult], list[str], int]:
-    """Check every read target; cross-file RK401 added. Returns the results, internal-error
-    messages and how many rewards were found."""
+def analyse_cached(targets: Sequence[Target], file_cache: FileCache | None) -> list[str]:
+    """Analyse every read target whose analysis the per-file cache does not hold (and store
+    them); returns internal-error messages."""
     pending = []
     for target in targets:
         if target.source is None:
@@ -345,6 +317,11 @@ def check_targets(
             if target.analysis is not None and target.cache_key is not None:
                 file_cache.store(target.cache_key, target.analysis)
         file_cache.close()
+    return errors
+
+
+def gather_results(targets: Sequence[Target]) -> tuple[list[FileResult], int]:
+    """Every target's diagnostics, RK401 across files added, sorted; and how many rewards."""
     analysed = [t for t in targets if t.analysis is not None]
     spanning = duplicate_reward_diagnostics(
         [(t.display, t.analysis) for t in analysed if t.analysis is not None]
@@ -361,7 +338,133 @@ def check_targets(
         results.append(FileResult(target.display, tuple(diagnostics)))
     results.sort(key=lambda r: r.path)
     rewards = sum(len(t.analysis.rewards) for t in analysed if t.analysis is not None)
+    return results, rewards
+
+
+def check_targets(
+    targets: Sequence[Target], file_cache: FileCache | None
+) -> tuple[list[FileResult], list[str], int]:
+    """Check every read target; cross-file RK401 added. Returns the results, internal-error
+    messages and how many rewards were found."""
+    errors = analyse_cached(targets, file_cache)
+    results, rewards = gather_results(targets)
     return results, errors, rewards
+
+
+def _select_targets(
+    arguments: argparse.Namespace, command: CommandLine, configs: _ConfigCache
+) -> tuple[list[tuple[str, str]], list[Target], list[str]]:
+    """(the files found, the targets to check, problems with paths) of a command line; raises
+    :class:`UsageError` for a path that does not exist."""
+    found, problems = find_targets(command.paths)
+    missing = [raw for raw, problem in problems if problem == "path does not exist"]
+    if missing:
+        raise UsageError(f"path does not exist: {missing[0]}")
+    errors = [f"cannot check {raw}: {problem}" for raw, problem in problems]
+    targets = [
+        Target(shown, path, config)
+        for shown, path in found
+        if not is_excluded(path, config := configs.for_path(path))
+    ]
+    if "-" in command.paths:
+        stdin_name = arguments.stdin_filename or "-"
+        config = configs.for_path(arguments.stdin_filename or "stdin.py")
+        targets = [t for t in targets if t.display != stdin_name]
+        targets.append(Target(stdin_name, None, config))
+    return found, targets, errors
+
+
+def read_targets(targets: Sequence[Target], errors: list[str]) -> list[Target]:
+    """The targets that could be read (an I/O error is added to ``errors``, the rest go on)."""
+    readable = []
+    for target in targets:
+        try:
+            _read(target, sys.stdin.buffer if target.path is None else None)
+        except OSError as error:  # never lose the other files' results
+            errors.append(f"cannot read {target.display}: {error.strerror or error}")
+            continue
+        readable.append(target)
+    return readable
+
+
+def _fix_mode(arguments: argparse.Namespace) -> FixMode | None:
+    """What ``--fix``/``--diff``/``--unsafe-fixes`` ask for (``None``: only check)."""
+    if not (arguments.fix or arguments.diff):
+        if arguments.unsafe_fixes:
+            raise UsageError("--unsafe-fixes applies with --fix or --diff")
+        return None
+    from rewardkit.checks.fix_command import FixMode
+
+    return FixMode(diff=arguments.diff, unsafe=arguments.unsafe_fixes)
+
+
+def run_fixes(
+    targets: Sequence[Target], mode: FixMode, command: CommandLine, errors: list[str]
+) -> int:
+    """``--fix``/``--diff``: fix the analysed targets, then write them back and report what is
+    left, or print the diff. Exit status: 2 on errors; with ``--diff``, 1 when there is a
+    change; with ``--fix``, 1 when an error-severity finding is left."""
+    from rewardkit.checks.fix_command import fix_summary, fix_targets, unified_diff
+    from rewardkit.checks.fixer import LibcstMissing
+
+    try:
+        outcomes, fix_errors = fix_targets(targets, mode)
+    except LibcstMissing as error:
+        print(f"rewardkit check: error: {error}", file=sys.stderr)
+        return 2
+    errors += fix_errors
+    fixed = {id(target): outcome for target, outcome in outcomes if outcome.changed}
+    lines = [] if command.quiet else fix_summary(outcomes, mode)
+    if mode.diff:
+        for target in targets:
+            if id(target) in fixed:
+                after = fixed[id(target)].source
+                sys.stdout.write(unified_diff(target.display, target.source or "", after))
+        for line in lines:
+            print(line, file=sys.stderr)
+        _print_errors(errors)
+        return 2 if errors else 1 if fixed else 0
+    _write_fixed(targets, fixed, errors)
+    results, rewards = gather_results(targets)
+    if command.output_format == "json":
+        from rewardkit.checks.fix_command import with_resolved_fixes
+
+        results = with_resolved_fixes(results, targets)
+    summary = None if command.quiet or errors else Summary(len(targets), rewards)
+    from_stdin = any(target.path is None for target in targets)
+    stream = sys.stderr if from_stdin else sys.stdout  # stdin: stdout holds the code
+    for line in lines:  # what fixing did, then what is left
+        print(line, file=stream if command.output_format == "text" else sys.stderr)
+    stream.write(render(results, command.output_format, summary))
+    _print_errors(errors)
+    return 2 if errors else exit_status(results)
+
+
+def _write_fixed(
+    targets: Sequence[Target], fixed: dict[int, ModuleFixes], errors: list[str]
+) -> None:
+    """Write each fixed target back (stdin: print its code, fixed or not) and take its fixed
+    text and analysis as the target's."""
+    from rewardkit.checks.fix_command import write_fixed
+
+    for target in targets:
+        outcome = fixed.get(id(target))
+        if target.path is None:
+            sys.stdout.write(outcome.source if outcome is not None else target.source or "")
+        if outcome is None:
+            continue
+        if target.path is not None:
+            try:
+                write_fixed(target, outcome.source)
+            except OSError as error:
+                errors.append(f"cannot write {target.display}: {error.strerror or error}")
+                continue
+        target.source, target.analysis = outcome.source, outcome.analysis
+
+
+def _print_errors(errors: Sequence[str]) -> None:
+    for message in errors:
+        print(f"rewardkit check: {message}", file=sys.stderr)
 
 
 def run_command(argv: Sequence[str]) -> int:
@@ -384,57 +487,44 @@ def run_command(argv: Sequence[str]) -> int:
         arguments.max_file_size,
         arguments.quiet,
     )
-    errors: list[str] = []
     try:
+        mode = _fix_mode(arguments)
         configs = _ConfigCache(
             arguments.config,
             _codes(arguments.select, "--select"),
             _codes(arguments.ignore, "--ignore"),
             arguments.max_file_size,
         )
-        found, problems = find_targets(command.paths)
-        missing = [raw for raw, problem in problems if problem == "path does not exist"]
-        if missing:
-            raise UsageError(f"path does not exist: {missing[0]}")
-        errors += [f"cannot check {raw}: {problem}" for raw, problem in problems]
-        targets = [
-            Target(shown, path, config)
-            for shown, path in found
-            if not is_excluded(path, config := configs.for_path(path))
-        ]
-        if "-" in command.paths:
-            stdin_name = arguments.stdin_filename or "-"
-            config = configs.for_path(arguments.stdin_filename or "stdin.py")
-            targets = [t for t in targets if t.display != stdin_name]
-            targets.append(Target(stdin_name, None, config))
+        found, targets, errors = _select_targets(arguments, command, configs)
     except (UsageError, ConfigError, OSError) as error:
         print(f"rewardkit check: error: {error}", file=sys.stderr)
         return 2
-    readable = []
-    for target in targets:
-        try:
-            _read(target, sys.stdin.buffer if target.path is None else None)
-        except OSError as error:  # never lose the other files' results
-            errors.append(f"cannot read {target.display}: {error.strerror or error}")
-            continue
-        readable.append(target)
+    readable = read_targets(targets, errors)
     use_cache = not arguments.no_cache and "-" not in command.paths
     root = run_cache.cache_root() if use_cache else None
-    results, analysis_errors, rewards = check_targets(
-        readable, FileCache(root) if root is not None else None
-    )
-    errors += analysis_errors
+    errors += analyse_cached(readable, FileCache(root) if root is not None else None)
+    if mode is not None:
+        return run_fixes(readable, mode, command, errors)
+    results, rewards = gather_results(readable)
+    if command.output_format == "json":
+        from rewardkit.checks.fix_command import with_resolved_fixes
+
+        results = with_resolved_fixes(results, readable)
     summary = None if command.quiet or errors else Summary(len(readable), rewards)
     output = render(results, command.output_format, summary)
     sys.stdout.write(output)
-    for message in errors:
-        print(f"rewardkit check: {message}", file=sys.stderr)
+    _print_errors(errors)
     if errors:
         return 2
-    status = 1 if any(d.severity is Severity.ERROR for r in results for d in r.diagnostics) else 0
+    status = exit_status(results)
     if root is not None:
         checked = [(t.display, t.digest) for t in readable if t.digest is not None]
         if len(checked) == len(readable):
             schemas = {t.config.task_schema_path for t in readable if t.config.task_schema_path}
             run_cache.store_run(root, run_key(command, found), status, output, checked, schemas)
     return status
+
+
+def exit_status(results: Sequence[FileResult]) -> int:
+    """1 when an error-severity diagnostic is reported, else 0."""
+    return 1 if any(d.severity is Severity.ERROR for r in results for d in r.diagnostics) else 0

@@ -1022,7 +1022,7 @@ def _framework_facts(
     passed to an adapter (a reward, unregistered) or named a framework function in the
     configuration (checked against the framework, not as a reward)."""
     adapters = tuple(uses_of(function.name, context.adapter_uses))
-    if adapters:
+    if adapters and not function.decorator_list:  # a decorated one is what its decorator made
         facts = _reward_facts(function, positions, context, name=function.name, runtime="rewardkit")
         facts.definition = replace(facts.definition, registered=False)
         facts.adapters, facts.by_adapter = adapters, True

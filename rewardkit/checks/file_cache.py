@@ -27,6 +27,7 @@ from rewardkit.checks.model import (
     Severity,
     Span,
     TextEdit,
+    Transform,
 )
 from rewardkit.checks.run_cache import (
     engine_fingerprint,
@@ -105,6 +106,19 @@ def _span_of(values: Any) -> Span:
     return Span(*_position(values))
 
 
+def _transform_to_json(transform: Transform | None) -> list[Any] | None:
+    if transform is None:
+        return None
+    return [transform.kind, _span(transform.span), [list(option) for option in transform.options]]
+
+
+def _transform_from_json(item: list[Any] | None) -> Transform | None:
+    if item is None:
+        return None
+    kind, span, options = item
+    return Transform(kind, _span_of(span), tuple((name, value) for name, value in options))
+
+
 def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
     return {
         "code": diagnostic.code,
@@ -119,6 +133,9 @@ def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
                 ],
                 "preferred": fix.is_preferred,
                 "selection": _span(fix.selection) if fix.selection is not None else None,
+                "transform": _transform_to_json(fix.transform),
+                "applicability": fix.applicability,
+                "unsafe_reason": fix.unsafe_reason,
             }
             for fix in diagnostic.fixes
         ],
@@ -133,6 +150,9 @@ def _diagnostic_from_json(item: Mapping[str, Any]) -> Diagnostic:
             tuple(TextEdit(*_position(edit[:4]), str(edit[4])) for edit in fix["edits"]),
             fix["preferred"],
             _span_of(fix["selection"]) if fix["selection"] is not None else None,
+            _transform_from_json(fix["transform"]),
+            fix["applicability"],
+            fix["unsafe_reason"],
         )
         for fix in item["fixes"]
     )

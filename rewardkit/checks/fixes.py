@@ -1,7 +1,10 @@
-"""Quick fixes as data (title + text edits): the language server only converts them to LSP edits.
+"""Quick fixes as data: what each rule's fix changes, and whether it is safe.
 
-Builders here take the facts of a reward and return :class:`Fix` objects in the same coordinates
-as diagnostics; :func:`apply_edits` applies them to text (tests, editors without LSP).
+Builders here take the :mod:`ast` facts of a reward and return :class:`Fix` objects that describe
+their change as a :class:`Transform` (a node's span and a few options) in the same coordinates as
+diagnostics. Nothing here imports libcst: the edits are computed from the transform only when a
+fix is asked for (:mod:`rewardkit.checks.fixer`). :func:`apply_edits` applies text edits (tests,
+editors without LSP); :func:`suppression_fix` is the one fix made of text edits alone.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import dotted_name, string_value
-from rewardkit.checks.model import Diagnostic, Fix, Span, TextEdit
+from rewardkit.checks.fix_safety import conversion_risk, rename_risk
+from rewardkit.checks.model import Applicability, Diagnostic, Fix, Span, TextEdit, Transform
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 
 if TYPE_CHECKING:
@@ -109,17 +113,36 @@ def suppression_fix(diagnostic: Diagnostic, source: str) -> Fix:
 
 
 def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
-    """Rename a parameter and its uses in the reward's body to ``suggestion``."""
-    spans: list[Span] = []
-    for declared, _ in facts.parameters:
-        if declared.name == parameter:
-            spans.append(declared.span)
-    spans.extend(facts.positions.span(node) for node in facts.name_uses.get(parameter, ()))
-    edits = tuple(
-        TextEdit(span.line, span.column, span.end_line, span.end_column, suggestion)
-        for span in sorted(set(spans))
+    """Rename a parameter and every use of it in the reward's body to ``suggestion`` (libcst's
+    scope analysis finds the uses; a nested scope that binds the same name is left alone).
+
+    Unsafe when the names mark different kinds of input (the model's output, the gold:
+    :func:`fix_safety.rename_risk`); never applied when ``suggestion`` is already a name in the
+    function (the rename would merge two variables)."""
+    span = next(declared.span for declared, _ in facts.parameters if declared.name == parameter)
+    used = {declared.name for declared, _ in facts.parameters if declared.name != parameter}
+    used.update(facts.name_uses, facts.bindings)
+    used.discard(parameter)
+    if suggestion in used:
+        applicability: Applicability = "display"
+        risk: str | None = (
+            f"`{suggestion}` is already a name in this function: rename that first, or the two "
+            "would become one variable"
+        )
+    else:
+        risk = rename_risk(parameter, suggestion)
+        applicability = "safe" if risk is None else "unsafe"
+    return Fix(
+        f"Rename `{parameter}` to `{suggestion}`",
+        is_preferred=risk is None,
+        transform=Transform(
+            "rename",
+            span,
+            (("name", parameter), ("to", suggestion), ("function", facts.function.name)),
+        ),
+        applicability=applicability,
+        unsafe_reason=risk,
     )
-    return Fix(f"Rename `{parameter}` to `{suggestion}`", edits, is_preferred=True)
 
 
 def is_number_literal(node: ast.AST) -> bool:
@@ -160,120 +183,160 @@ def is_numeric(facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozens
     return False
 
 
+_PURE_NODES = (
+    ast.Name,
+    ast.Constant,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
+
+
+def evaluates_cheaply(facts: RewardFacts, node: ast.expr) -> bool:
+    """Whether evaluating ``node`` a second time gives the same value at no cost: names,
+    constants, arithmetic and comparisons of them, and the numeric builtins over such
+    (:data:`NUMERIC_CALLS`). A judge call, an ``await`` or a random draw is not."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            called = dotted_name(child.func)
+            qualified = facts.context.qualify(called) if called else ""
+            if qualified not in NUMERIC_CALLS and not qualified.startswith("math."):
+                return False
+        elif not isinstance(child, (*_PURE_NODES, ast.Call, ast.keyword)):
+            return False
+    return True
+
+
 def _reward_expression(
     facts: RewardFacts, pairs: Sequence[tuple[str | None, ast.expr]]
-) -> str | None:
-    """The closest numeric value among a dict's entries, as source text (``None``: none found).
+) -> tuple[str, str | None, ast.expr] | None:
+    """The closest numeric value among a dict's entries, as (source text, its key, the node);
+    ``None`` when none is found.
 
     A numeric value under a score-like key first, then the first numeric value; failing those,
     a plain name or call under a score-like key (``{"score": f1}``: its key says what it is).
     """
     by_key = {key: value for key, value in pairs if key is not None}
-    score_values = [by_key[key] for key in SCORE_KEYS if key in by_key]
+    score_values = [(key, by_key[key]) for key in SCORE_KEYS if key in by_key]
     candidates = [
-        *(value for value in score_values if is_numeric(facts, value)),
-        *(value for _, value in pairs if is_numeric(facts, value)),
+        *((key, value) for key, value in score_values if is_numeric(facts, value)),
+        *((key, value) for key, value in pairs if is_numeric(facts, value)),
         *(
-            value
-            for value in score_values
+            (key, value)
+            for key, value in score_values
             if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
         ),
     ]
-    for value in candidates:
+    for key, value in candidates:
         text = facts.code(value)
         if "\n" not in text and "\r" not in text:
-            return text
+            return text, key, value
     return None
 
 
-_STRING_PREFIX = re.compile(r"[rRbBuUfF]*")
-
-
 def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
-    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, valued from its closest
-    numeric entry, else a placeholder the fix asks the editor to select."""
-    positions = facts.positions
+    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, in the dict's own style,
+    valued from its closest numeric entry, else a placeholder the fix asks the editor to select.
+
+    Safe only when the value comes from a key that says it is the score (``score``, ``f1``,
+    ``accuracy``...) and evaluating it twice changes nothing (no judge call, no ``await``); a
+    value guessed from another entry, or the placeholder, is unsafe."""
     if isinstance(target, ast.Dict):
         pairs = [(string_value(key), value) for key, value in zip(target.keys, target.values)]
-        quote = '"'
-        for key in target.keys:
-            if string_value(key) is not None:
-                text = positions.code(key)  # type: ignore[arg-type]
-                quote = text[_STRING_PREFIX.match(text).end()]  # type: ignore[union-attr]
-                break
-        prefix = f"{quote}reward{quote}: "
-        brace_line, brace_column = positions.start(target)
-        if not target.keys:
-            line, column = brace_line, brace_column + 1
-            suffix = ""
-        else:
-            first = target.keys[0]
-            if first is None:  # `{**base, ...}`: before the `**`
-                value_start = positions.start_offset(target.values[0])
-                line, column = positions.position(positions.text.rfind("**", 0, value_start))
-            else:
-                line, column = positions.start(first)
-            suffix = f",\n{' ' * column}" if line > brace_line else ", "
     elif isinstance(target, ast.Call):
-        arguments: list[ast.AST] = [*target.args, *target.keywords]
         pairs = [(None, argument) for argument in target.args]
         pairs += [(keyword.arg, keyword.value) for keyword in target.keywords]
-        prefix = "reward="
-        if arguments:
-            line, column = min(positions.start(argument) for argument in arguments)
-            suffix = ", "
-        else:
-            line, column = positions.end(target)
-            column -= 1  # just before ")"
-            suffix = ""
     else:
         return None
-    expression = _reward_expression(facts, pairs)
-    if expression is not None:
-        edit = TextEdit(line, column, line, column, f"{prefix}{expression}{suffix}")
-        return Fix(f"Add a `reward` key with `{expression}`", (edit,))
-    edit = TextEdit(line, column, line, column, f"{prefix}{REWARD_PLACEHOLDER}{suffix}")
-    start = column + len(prefix)
+    span = facts.positions.span(target)
+    found = _reward_expression(facts, pairs)
+    if found is None:
+        return Fix(
+            f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})",
+            transform=Transform("add_reward_key", span, (("value", None),)),
+            applicability="unsafe",
+            unsafe_reason=f"`{REWARD_PLACEHOLDER}` is a placeholder: until it is replaced every "
+            f"sample scores {REWARD_PLACEHOLDER}",
+        )
+    expression, key, value = found
+    risk = None
+    if key not in SCORE_KEYS:
+        named = f"the value of `{key}`" if key else "a positional value"
+        risk = f"`{expression}` ({named}) is a guess: no key says which entry is the score"
+    elif not evaluates_cheaply(facts, value):
+        risk = f"`{expression}` would run twice, and may not give the same value twice"
     return Fix(
-        f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})",
-        (edit,),
-        selection=Span(line, start, line, start + len(REWARD_PLACEHOLDER)),
+        f"Add a `reward` key with `{expression}`",
+        transform=Transform("add_reward_key", span, (("value", expression),)),
+        applicability="safe" if risk is None else "unsafe",
+        unsafe_reason=risk,
     )
 
 
 def await_fix(facts: RewardFacts, call: CallFact) -> Fix:
     """Insert the missing ``await`` before a call (parenthesised when the result is used further)."""
-    line, column = facts.positions.start(call.node)
-    end_line, end_column = facts.positions.end(call.node)
     parent = call.parent
     needs_parentheses = (
         isinstance(parent, (ast.Attribute, ast.Subscript)) and call.field == "value"
     ) or (isinstance(parent, ast.Call) and call.field == "func")
-    if needs_parentheses:
-        edits = (
-            TextEdit(line, column, line, column, "(await "),
-            TextEdit(end_line, end_column, end_line, end_column, ")"),
-        )
-    else:
-        edits = (TextEdit(line, column, line, column, "await "),)
-    return Fix("Insert `await`", edits, is_preferred=True)
+    transform = Transform(
+        "await", facts.positions.span(call.node), (("parenthesize", needs_parentheses),)
+    )
+    return Fix("Insert `await`", is_preferred=True, transform=transform)
+
+
+_DEF = re.compile(r"(?:async\s+)?def\s+")
+
+
+def function_name_span(facts: RewardFacts) -> Span:
+    """Where the reward function's name is in its ``def`` line."""
+    line, column = facts.positions.start(facts.function)
+    match = _DEF.match(facts.positions.line_text(line), column)
+    start = match.end() if match is not None else column
+    return Span(line, start, line, start + len(facts.function.name))
 
 
 def make_async_fix(facts: RewardFacts) -> Fix:
-    """Turn the reward's ``def`` into ``async def`` (its callers then await it)."""
-    line, column = facts.positions.start(facts.function)
-    return Fix("Make the reward `async`", (TextEdit(line, column, line, column, "async "),))
+    """Turn the reward's ``def`` into ``async def`` (its callers then await it).
+
+    Unsafe: whoever calls the function directly now gets a coroutine, and the calls it makes
+    still need their ``await`` (RK301, a fix of its own)."""
+    return Fix(
+        "Make the reward `async`",
+        transform=Transform(
+            "make_async", function_name_span(facts), (("name", facts.function.name),)
+        ),
+        applicability="unsafe",
+        unsafe_reason="direct callers of the function get a coroutine instead of a score",
+    )
+
+
+_DECIMAL = re.compile(r"[0-9][0-9_]*")
 
 
 def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
     """Make a returned ``int`` or ``bool`` a ``float``: ``1`` -> ``1.0``, ``int(x)`` ->
-    ``float(x)``, anything else wrapped in ``float(...)``."""
-    positions = facts.positions
-    line, column = positions.start(value)
-    end_line, end_column = positions.end(value)
-    if isinstance(value, ast.Constant) and type(value.value) is int:
-        edits = (TextEdit(end_line, end_column, end_line, end_column, ".0"),)
-        return Fix(f"Return `{positions.code(value)}.0`", edits, is_preferred=True)
+    ``float(x)``, anything else wrapped in ``float(...)``.
+
+    ``int(x)`` -> ``float(x)`` (or ``bool(x)``) keeps the value only when ``x`` is a ``bool``;
+    otherwise the fix is unsafe (:func:`fix_safety.conversion_risk`)."""
+    span = facts.positions.span(value)
+    text = facts.code(value)
+    if isinstance(value, ast.Constant) and type(value.value) is int and _DECIMAL.fullmatch(text):
+        transform = Transform("float", span, (("mode", "literal"),))
+        return Fix(f"Return `{text}.0`", is_preferred=True, transform=transform)
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -281,13 +344,13 @@ def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
         and len(value.args) == 1
         and not value.keywords
     ):
-        func_line, func_column = positions.start(value.func)
-        edits = (TextEdit(func_line, func_column, *positions.end(value.func), "float"),)
+        risk = conversion_risk(value.func.id, value.args[0])
         return Fix(
-            f"Return `float(...)` instead of `{value.func.id}(...)`", edits, is_preferred=True
+            f"Return `float(...)` instead of `{value.func.id}(...)`",
+            is_preferred=risk is None,
+            transform=Transform("float", span, (("mode", "convert"),)),
+            applicability="safe" if risk is None else "unsafe",
+            unsafe_reason=risk,
         )
-    edits = (
-        TextEdit(line, column, line, column, "float("),
-        TextEdit(end_line, end_column, end_line, end_column, ")"),
-    )
-    return Fix("Wrap the value in `float(...)`", edits, is_preferred=True)
+    transform = Transform("float", span, (("mode", "wrap"),))
+    return Fix("Wrap the value in `float(...)`", is_preferred=True, transform=transform)

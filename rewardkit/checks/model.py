@@ -77,17 +77,63 @@ class TextEdit:
         return _copy_with(self, line=self.line + lines, end_line=self.end_line + lines)
 
 
+Applicability = Literal["safe", "unsafe", "display"]
+"""Whether a fix is applied by ``--fix`` and fix-all, only on request, or never (see :class:`Fix`)."""
+
+
+@dataclass(frozen=True)
+class Transform:
+    """What a rule's fix changes, as plain data: the libcst transformation ``kind`` of
+    :mod:`rewardkit.checks.transforms` applied to the node at ``span``, with ``options``.
+
+    Analysis runs on :mod:`ast` and never imports libcst: a fix's edits are computed from its
+    transform only when a fix is asked for (:func:`rewardkit.checks.fixer.resolve_fix`). Plain
+    data, so analyses that hold it are cached on disk and moved when lines are inserted above."""
+
+    kind: str
+    span: Span
+    options: tuple[tuple[str, str | bool | None], ...] = ()
+
+    def option(self, name: str) -> str | bool | None:
+        """The value of one option (``None`` when absent)."""
+        return dict(self.options).get(name)
+
+    def shifted(self, lines: int) -> Transform:
+        """The same transform at a node ``lines`` further down."""
+        if not lines:
+            return self
+        return _copy_with(self, span=self.span.shifted(lines))
+
+
 @dataclass(frozen=True)
 class Fix:
-    """A quick fix: a title for the user and the edits that apply it (non-overlapping)."""
+    """A quick fix: a title for the user and the edits that apply it (non-overlapping).
+
+    A rule's fix is described by its :attr:`transform` and has no ``edits`` until it is resolved
+    against the module's text (:func:`rewardkit.checks.fixer.resolve_fix`, which runs libcst);
+    fixes made of text edits alone (the suppression comment) carry their edits directly."""
 
     title: str
-    edits: tuple[TextEdit, ...]
+    edits: tuple[TextEdit, ...] = ()
     is_preferred: bool = False
     """The fix an editor may apply with one keystroke (the rename to the suggestion, for instance)."""
     selection: Span | None = None
     """A range of the text *after* the edits are applied that an editor should select (a
     placeholder to type over, such as the ``0.0`` of an added ``reward`` key)."""
+    transform: Transform | None = None
+    """The libcst transformation the fix applies (``None``: ``edits`` is the whole fix)."""
+    applicability: Applicability = "safe"
+    """``safe``: keeps what the reward means (``rewardkit check --fix`` and the editor's fix-all
+    apply it); ``unsafe``: may change it (applied on request only: ``--unsafe-fixes``, or the
+    one quick fix a user picks); ``display``: shown, never applied (a rename to a name the
+    function already uses). See :mod:`rewardkit.checks.fix_safety`."""
+    unsafe_reason: str | None = None
+    """Why a fix that is not safe may change what the reward means (shown with it)."""
+
+    @property
+    def safe(self) -> bool:
+        """Whether the fix keeps what the reward means."""
+        return self.applicability == "safe"
 
     def shifted(self, lines: int) -> Fix:
         """The same fix with every edit (and the selection) ``lines`` further down."""
@@ -97,6 +143,7 @@ class Fix:
             self,
             edits=tuple(edit.shifted(lines) for edit in self.edits),
             selection=self.selection.shifted(lines) if self.selection is not None else None,
+            transform=self.transform.shifted(lines) if self.transform is not None else None,
         )
 
 

@@ -109,6 +109,7 @@ def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
         "fixes": [
             {
                 "title": fix.title,
+                "applicability": fix.applicability,
                 "edits": [asdict(edit) for edit in fix.edits],
                 "selection": asdict(fix.selection) if fix.selection is not None else None,
             }

@@ -12,6 +12,7 @@ from rewardkit.checks import (
     ModuleAnalyzer,
     TaskField,
     apply_edits,
+    apply_fix,
     check_source,
     duplicate_reward_diagnostics,
     suppression_fix,
@@ -231,7 +232,7 @@ def test_fixes_rename_add_key_await_and_suppress() -> None:
     assert rk102.data
     assert rk102.data["suggestion"] == "final_response"
     assert rk102.data["reward"] == "qa"
-    renamed = apply_edits(source, rk102.fixes[0].edits)
+    renamed = apply_fix(source, rk102.fixes[0])
     assert "final_respone" not in renamed
     assert renamed.count("final_response") == 2
     suppressed = apply_edits(source, suppression_fix(rk102, source).edits)
@@ -250,12 +251,12 @@ def test_add_reward_key_on_multiline_dict_and_dict_call() -> None:
         "    return {\n        'accuracy': 0.5,\n        'label': 'x',\n    }\n"
     )
     [diagnostic] = check_source(source)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "        'reward': 0.5,\n        'accuracy': 0.5," in fixed
     assert check_source(fixed) == []
     call = "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return dict(label='x')\n"
     [diagnostic] = check_source(call)
-    fixed = apply_edits(call, diagnostic.fixes[0].edits)
+    fixed = apply_fix(call, diagnostic.fixes[0])
     assert "dict(reward=0.0, label='x')" in fixed
 
 
@@ -265,7 +266,7 @@ def test_await_fix_parenthesises_when_the_result_is_used() -> None:
         "    return context.acquire_resource('x').score\n"
     )
     [diagnostic] = check_source(source)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "return (await context.acquire_resource('x')).score" in fixed
     assert check_source(fixed) == []
 
@@ -487,7 +488,7 @@ REAL_COLUMN_NAMES = (  # noqa: SIM905
 ).split()
 TYPOS = {
     "answr": "answer", "anwser": "answer", "solutoin": "solution", "groundtruth": "ground_truth",
-    "grond_truth": "ground_truth", "qustion": "question", "lable": "label", "promt": "prompt",
+    "grond_truth": "ground_truth", "qustion": "question", "lable": "label",
     "refrence": "reference", "gold_anwser": "gold_answer", "glod": "gold",
     "extra_ifo": "extra_info", "data_sorce": "data_source", "problm": "problem",
 }  # fmt: skip
@@ -512,7 +513,7 @@ def test_zero_config_reports_likely_typos_of_common_columns(typo: str, column: s
     [diagnostic] = check_source(_one_parameter(typo))
     assert (diagnostic.code, diagnostic.line) == ("RK101", 4)
     assert diagnostic.data == {"reward": "r", "parameter": typo, "suggestion": column}
-    fixed = apply_edits(_one_parameter(typo), diagnostic.fixes[0].edits)
+    fixed = apply_fix(_one_parameter(typo), diagnostic.fixes[0])
     assert fixed == _one_parameter(column)
     assert check_source(fixed) == []
 
@@ -525,7 +526,7 @@ def test_async_with_on_a_context_coroutine_is_not_an_await() -> None:
     )
     [diagnostic] = check_source(source)
     assert (diagnostic.code, diagnostic.line) == ("RK301", 5)
-    fixed = apply_edits(source, diagnostic.fixes[0].edits)
+    fixed = apply_fix(source, diagnostic.fixes[0])
     assert "async with await context.acquire_resource('sandbox') as box:" in fixed
 
 
@@ -546,7 +547,7 @@ def test_prediction_is_flagged_without_any_configuration() -> None:
         "(`prediction` is AgentFly's older name for the model's answer); did you mean "
         "`final_response`?"
     )
-    fixed = apply_edits(source, first.fixes[0].edits)
+    fixed = apply_fix(source, first.fixes[0])
     assert "def exact(final_response, answer):\n    return float(final_response.strip()" in fixed
     assert (second.code, second.line, second.data["suggestion"]) == ("RK104", 8, "final_response")
     # With task fields declared the usual rules apply, `prediction` included.
@@ -583,7 +584,7 @@ def test_int_and_bool_returns_are_flagged_where_agentfly_runs_the_reward(
     )
     [diagnostic] = check_source(agentfly, None, TASK_CONFIG)
     assert (diagnostic.code, diagnostic.data["returned"]) == ("RK205", kind)
-    fixed = apply_edits(agentfly, diagnostic.fixes[0].edits)
+    fixed = apply_fix(agentfly, diagnostic.fixes[0])
     assert check_source(fixed, None, TASK_CONFIG) == [], fixed
     rewardkit_reward = agentfly.replace("agentfly.rewards", "rewardkit")
     assert check_source(rewardkit_reward, None, TASK_CONFIG) == []  # rewardkit accepts both
@@ -723,7 +724,7 @@ def test_unawaited_coroutine_functions_the_module_defines_or_imports(
     diagnostics = check_source(source)
     assert [d.code for d in diagnostics] == (["RK301"] if flagged else []), diagnostics
     if flagged:
-        fixed = apply_edits(source, diagnostics[0].fixes[0].edits)
+        fixed = apply_fix(source, diagnostics[0].fixes[0])
         assert "await " in fixed
         assert check_source(fixed) == [], fixed
 

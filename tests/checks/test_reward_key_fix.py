@@ -1,10 +1,11 @@
-"""The add-``reward``-key fix of RK201: the closest numeric value, else a placeholder to select."""
+"""The add-``reward``-key fix of RK201: the closest numeric value, else a placeholder to select;
+safe only when the key it takes the value from says it is the score."""
 
 from __future__ import annotations
 
 import pytest
 
-from rewardkit.checks import ModuleAnalyzer, apply_edits, check_source
+from rewardkit.checks import ModuleAnalyzer, apply_edits, check_source, resolve_fix
 
 HEADER = (
     "import math\nimport numpy as np\nfrom rewardkit import reward\n\n@reward\n"
@@ -47,8 +48,9 @@ def _fix(body: str):
 def test_the_closest_numeric_value_is_used(body: str, expected: str) -> None:
     source, fix = _fix(body)
     assert fix.title == f"Add a `reward` key with `{expected}`"
-    assert fix.selection is None
-    fixed = apply_edits(source, fix.edits)
+    resolved = resolve_fix(source, fix)
+    assert resolved.selection is None
+    fixed = apply_edits(source, resolved.edits)
     entry = f"reward={expected}" if "dict(" in body else f'"reward": {expected}'
     assert entry in fixed
     assert [d.code for d in check_source(fixed)] == []
@@ -70,8 +72,10 @@ def test_the_closest_numeric_value_is_used(body: str, expected: str) -> None:
 def test_otherwise_a_placeholder_is_inserted_and_selected(body: str) -> None:
     source, fix = _fix(body)
     assert fix.title == "Add a `reward` key (placeholder 0.0)"
-    fixed = apply_edits(source, fix.edits)
-    selection = fix.selection
+    assert not fix.safe  # every sample would score 0.0: never applied by --fix or fix-all
+    resolved = resolve_fix(source, fix)
+    fixed = apply_edits(source, resolved.edits)
+    selection = resolved.selection
     assert selection is not None
     assert selection.line == selection.end_line
     line = fixed.splitlines()[selection.line - 1]
@@ -90,9 +94,25 @@ def test_the_selection_moves_with_the_definition() -> None:
     assert (
         analyzer.last_reparsed == 1
     )  # only the import chunk changed; the reward came from the cache
-    [fix], [moved] = before.fixes, after.fixes
+    fix, moved = resolve_fix(source, before.fixes[0]), resolve_fix(moved_source, after.fixes[0])
     assert fix.selection is not None
     assert moved.selection is not None
     assert moved.selection.line == fix.selection.line + 3
     line = apply_edits(moved_source, moved.edits).splitlines()[moved.selection.line - 1]
     assert line[moved.selection.column : moved.selection.end_column] == "0.0"
+
+
+@pytest.mark.parametrize(
+    ("body", "safe"),
+    [
+        ('    f1 = helper(final_response)\n    return {"score": f1}\n', True),
+        ('    return {"n": len(answer), "accuracy": 0.5}\n', True),
+        ('    ok = final_response == answer\n    return {"label": "x", "ok": ok}\n', False),
+        ('    return {"label": "x", "n": len(final_response)}\n', False),
+        ("    return dict(label='x', n=-1)\n", False),
+    ],
+)
+def test_a_value_is_safe_only_from_a_key_that_names_the_score(body: str, safe: bool) -> None:
+    _, fix = _fix(body)
+    assert fix.safe is safe
+    assert (fix.unsafe_reason is None) is safe

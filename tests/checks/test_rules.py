@@ -8,7 +8,7 @@ from rewardkit.checks import (
     RULES,
     Rule,
     Severity,
-    apply_edits,
+    apply_fix,
     check_source,
     rule_for_code,
 )
@@ -44,7 +44,7 @@ def test_invalid_examples_are_flagged_at_their_line(rule: type[Rule], index: int
     assert all(d.code == rule.code for d in diagnostics), diagnostics
     if example.expected_fix is not None:
         assert mine[0].fixes, "the example promises a fix"
-        fixed = apply_edits(example.code, mine[0].fixes[0].edits)
+        fixed = apply_fix(example.code, mine[0].fixes[0])
         assert fixed == example.expected_fix
         # The fix really fixes: the rule no longer fires on the fixed text.
         assert not [d for d in check_source(fixed, None, config) if d.code == rule.code]

@@ -34,13 +34,22 @@ class RawServer:
         )
         self.received: queue.Queue[dict[str, Any]] = queue.Queue()
         self.log: list[dict[str, Any]] = []
+        self.stderr: list[bytes] = []
+        """What the server wrote to stderr (complete once it exited: see :meth:`stderr_text`)."""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _drain_stderr(self) -> None:
         assert self.process.stderr is not None
-        for _ in self.process.stderr:
-            pass
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def stderr_text(self) -> str:
+        """Everything the server wrote to stderr (waits for the server to exit)."""
+        self.process.wait(timeout=WAIT_LIMIT)
+        self._stderr_reader.join(timeout=WAIT_LIMIT)
+        return b"".join(self.stderr).decode(errors="replace")
 
     def _read(self) -> None:
         stream = self.process.stdout
@@ -91,10 +100,12 @@ class RawServer:
         """The next notification ``method`` from the server."""
         return self._next(lambda m: m.get("method") == method, f"{method} notification")
 
-    def initialize(self, root: Path) -> None:
+    def initialize(self, root: Path, capabilities: dict[str, Any] | None = None) -> None:
         self.send(
             self.request(
-                1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+                1,
+                "initialize",
+                {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities or {}},
             )
         )
         assert "result" in self.answer_to(1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -248,3 +249,62 @@ def test_python_extension_interpreter_install_fix_and_restarts(
         f"Interpreter: {bare_python} (from the rewardkit.interpreter setting)"
         in server.output_log()
     )
+
+
+FIX_ALL_MODULE = '''\
+from rewardkit import reward
+
+
+@reward(name="gsm8k")
+def gsm8k(solution_str: str, final_respone: str, answer: str) -> dict:
+    # verl's response parameter next to a gold column named `solution`
+    return {
+        "score": float(final_respone == answer),
+        "length": len(solution_str),
+    }
+'''
+
+
+def test_fix_all_on_save_applies_the_safe_fixes_as_the_cli_does(
+    tmp_path: Path, workbench_factory: OpenWorkbench, artifacts: Path
+) -> None:
+    """`editor.codeActionsOnSave` runs `source.fixAll.rewardkit` on Ctrl+S: the misspelled field
+    is renamed and the `reward` key added; verl's `solution_str` is not renamed to the gold
+    column `solution` (an unsafe fix); the saved file is what `rewardkit check --fix` writes."""
+    workspace = tmp_path / "fix-all"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text(
+        '[tool.rewardkit]\ntask_fields = ["answer", "solution"]\n'
+    )
+    module = workspace / "rewards.py"
+    module.write_text(FIX_ALL_MODULE)
+    settings = {
+        "rewardkit.interpreter": [sys.executable],
+        "[python]": {"editor.codeActionsOnSave": {"source.fixAll.rewardkit": "explicit"}},
+    }
+    _, bench = workbench_factory(workspace, settings)
+    page = bench.page
+    bench.open_file("rewards.py")
+    page.locator(".monaco-editor .squiggly-error").first.wait_for(timeout=60_000)
+
+    # A change (a blank line at the end), then an explicit save.
+    page.locator(".editor-instance .monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+s")
+    edited = FIX_ALL_MODULE + "\n"
+    expected = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "check", "--fix", "-", "--stdin-filename", "rewards.py"],
+        cwd=workspace, input=edited, capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    assert "def gsm8k(solution_str: str, final_response: str, answer: str)" in expected
+    assert '"reward": float(final_response == answer),' in expected
+    page.wait_for_function(
+        "() => !document.querySelector('.tabs-container .tab.dirty')", timeout=60_000
+    )
+    deadline = time.monotonic() + 60
+    while module.read_text() != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert module.read_text() == expected
+    assert "solution_str" in editor_text(bench)
+    bench.settled_screenshot(artifacts / "vscode-fix-all-on-save.png")

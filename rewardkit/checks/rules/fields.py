@@ -43,8 +43,11 @@ def edit_distance(first: str, second: str) -> int:
 
 
 def misspelled_field(name: str, config: CheckConfig) -> str | None:
-    """The predefined (or injected) field ``name`` is a small misspelling of, if any."""
+    """The predefined (or injected) field ``name`` is a small misspelling of, if any (a common
+    dataset column, such as ``prompts`` beside the predefined ``prompt``, is none)."""
     if name in config.field_names or name in NOT_MISSPELLINGS or len(name) < 4:
+        return None
+    if name.casefold() in COMMON_DATASET_COLUMNS:
         return None
     return _closest_spelling(name, tuple(config.injected_fields))
 
@@ -242,10 +245,11 @@ def _unfilled(
             or name in known
             or adapter_known is None
             or name in adapter_known
-            or _predefined_misspelling(parameter, config)
         ):
             continue
         native = _framework_name(facts, name)
+        if native is None and _predefined_misspelling(parameter, config):
+            continue  # RK102's
         column = misspelled_column(name) if zero_config and native is None else None
         if zero_config and native is None and column is None and name not in MODEL_OUTPUT_NAMES:
             continue
@@ -399,8 +403,8 @@ class MisspelledPredefinedField(Rule):
         for parameter in _fillable(facts):
             name, span = parameter.name, parameter.span
             suggestion = _predefined_misspelling(parameter, config)
-            if suggestion is None:
-                continue
+            if suggestion is None or _framework_name(facts, name) is not None:
+                continue  # a framework's own argument (TRL's `completions`) is RK101's
             if suggestion == "context" and is_context_annotation(parameter.annotation):
                 message = (
                     f"`{name}` is annotated `Context`, but fields are passed by name: only a "

@@ -1,0 +1,178 @@
+"""``rewardkit check --fix`` / ``--diff`` / ``--unsafe-fixes``: the fixes of the checked files,
+applied and written back, or shown as a unified diff.
+
+Each file goes through :func:`rewardkit.checks.fixer.fix_module` (the same function the
+language server's fix-all runs, so both give the same bytes); the text is written back in the
+encoding it was read in, with its line endings untouched. :mod:`rewardkit.checks.command`
+reports what is left.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from rewardkit.checks.fixer import (
+    LibcstMissing,
+    ModuleFixes,
+    fix_module,
+    fixable,
+    load_transforms,
+    resolve_fixes,
+)
+from rewardkit.checks.output import FileResult
+from rewardkit.checks.workers import map_in_workers
+
+if TYPE_CHECKING:
+    from rewardkit.checks.config import CheckConfig
+    from rewardkit.checks.model import ModuleAnalysis
+
+
+@dataclass(frozen=True)
+class FixMode:
+    """What the command line asks of fixes."""
+
+    diff: bool = False
+    """Show the fixes as a diff; write nothing."""
+    unsafe: bool = False
+    """Apply the unsafe fixes too."""
+
+
+class FixTarget(Protocol):
+    """One checked file, as :class:`rewardkit.checks.command.Target` holds it."""
+
+    display: str
+    path: str | None
+    source: str | None
+    encoding: str
+    config: CheckConfig
+    analysis: ModuleAnalysis | None
+
+
+FIX_PARALLEL_MIN_CHARACTERS = 50_000
+"""Below this much source to fix, one process is faster than starting workers (fixing costs
+far more per character than checking: a libcst parse and a re-check per fix)."""
+
+
+def _fix(job: tuple[FixTarget, bool]) -> ModuleFixes | str | LibcstMissing:
+    """Fix one target (in a worker): its outcome, or the error (never raised: the other files'
+    fixes are kept)."""
+    target, unsafe = job
+    try:
+        return fix_module(
+            target.source or "",
+            target.display,
+            target.config,
+            unsafe=unsafe,
+            analysis=target.analysis,
+        )
+    except LibcstMissing as missing:
+        return missing
+    except Exception as error:
+        return f"internal error while fixing {target.display}: {type(error).__name__}: {error}"
+
+
+def fix_targets(
+    targets: Sequence[FixTarget], mode: FixMode
+) -> tuple[list[tuple[FixTarget, ModuleFixes]], list[str]]:
+    """Fix every analysed target that has a fix to apply, in forked workers when there is enough
+    to fix: (the outcomes, internal-error messages). Raises
+    :class:`~rewardkit.checks.fixer.LibcstMissing` when libcst is not installed."""
+    fixing = [
+        target
+        for target in targets
+        if target.source is not None
+        and target.analysis is not None
+        and any(fixable(d, unsafe=True) is not None for d in target.analysis.diagnostics)
+    ]
+    if not fixing:
+        return [], []
+    load_transforms()  # in this process: forked workers inherit libcst instead of importing it
+    results = map_in_workers(
+        _fix,
+        [(target, mode.unsafe) for target in fixing],
+        [len(target.source or "") for target in fixing],
+        minimum_total=FIX_PARALLEL_MIN_CHARACTERS,
+    )
+    outcomes, errors = [], []
+    for target, result in zip(fixing, results):
+        if isinstance(result, LibcstMissing):
+            raise result
+        if isinstance(result, str):
+            errors.append(result)
+        else:
+            outcomes.append((target, result))
+    return outcomes, errors
+
+
+def write_fixed(target: FixTarget, source: str) -> None:
+    """Write ``source`` to the target's file in the encoding it was read in."""
+    assert target.path is not None
+    data = source.encode(target.encoding)
+    with open(target.path, "wb") as stream:
+        stream.write(data)
+
+
+def unified_diff(display: str, before: str, after: str) -> str:
+    """A unified diff of one file (``--- path`` / ``+++ path``, as ruff and git print them)."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=display,
+        tofile=display,
+    )
+    text = ""
+    for line in lines:
+        text += line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+    return text
+
+
+def _problems(count: int) -> str:
+    return f"{count:,} problem{'s' * (count != 1)}"
+
+
+def fix_summary(outcomes: Sequence[tuple[FixTarget, ModuleFixes]], mode: FixMode) -> list[str]:
+    """What fixing did, in lines for the user: fixes applied (or that would be), fixes not kept
+    and why, and unsafe fixes left for ``--unsafe-fixes``."""
+    changed = [outcome for _, outcome in outcomes if outcome.changed]
+    fixed = sum(len(outcome.applied) for outcome in changed)
+    files = f"{len(changed):,} file{'s' * (len(changed) != 1)}"
+    verb = "Would fix" if mode.diff else "Fixed"
+    lines = [f"{verb} {_problems(fixed)} in {files}." if fixed else "No fixes applied."]
+    for target, outcome in outcomes:
+        for diagnostic, reason in outcome.refused:
+            lines.append(
+                f"  not fixed: {target.display}:{diagnostic.line}:{diagnostic.column + 1}: "
+                f"{diagnostic.code}: {reason}"
+            )
+    unsafe = sum(len(outcome.unsafe) for _, outcome in outcomes)
+    if unsafe:
+        lines.append(
+            f"{unsafe:,} more {'problems have' if unsafe != 1 else 'problem has'} an unsafe fix, "
+            "not applied: it may change what the reward means (see it with "
+            "`--diff --unsafe-fixes`)"
+        )
+    return lines
+
+
+def with_resolved_fixes(
+    results: Sequence[FileResult], targets: Sequence[FixTarget]
+) -> list[FileResult]:
+    """``results`` whose fixes carry their text edits (for ``--format json``). Without libcst
+    the fixes keep their titles and no edits."""
+    sources = {target.display: target.source for target in targets}
+    resolved = []
+    for result in results:
+        source = sources.get(result.path)
+        if source is None or not any(d.fixes for d in result.diagnostics):
+            resolved.append(result)
+            continue
+        try:
+            resolved.append(
+                replace(result, diagnostics=tuple(resolve_fixes(source, result.diagnostics)))
+            )
+        except LibcstMissing:
+            return list(results)
+    return resolved

@@ -1,0 +1,367 @@
+"""The libcst transformations behind the rules' fixes: concrete syntax trees that keep every
+comment, blank line, quote and trailing comma of the code they do not change.
+
+Only the top-level statement that holds a fix's node is parsed (a reward's definition, found by
+:func:`rewardkit.checks.splitter.statement_starts`), so applying a fix costs a parse of that
+definition, not of the module. Each transform finds its node by the span the :mod:`ast`
+analysis recorded (libcst gives the same code-point positions) and returns the statement's new
+text; :func:`apply_transform` splices it back. Importing this module imports libcst: the rest of
+the checks engine never does (:mod:`rewardkit.checks.fixer` imports it when a fix is asked for).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import (
+    CodeRange,
+    ExpressionContextProvider,
+    MetadataWrapper,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
+
+from rewardkit.checks.model import Span, Transform
+from rewardkit.checks.positions import LINE_BREAK
+from rewardkit.checks.splitter import statement_starts
+
+PLACEHOLDER = "0.0"
+"""The value of an added ``reward`` key when no entry could give it (the editor selects it)."""
+_MARKER = "__rewardkit_placeholder__"
+
+
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+class _VisitorsFoundOnce:
+    """libcst finds a batchable provider's ``visit_*``/``leave_*`` methods with
+    ``inspect.getmembers`` at every resolve: half the cost of the scope analysis of a small
+    definition. A class's methods do not change: find them once per class."""
+
+    def get_visitors(self) -> Mapping[str, Callable[..., object]]:
+        names = _VISITOR_NAMES.get(type(self))
+        if names is None:
+            names = tuple(super().get_visitors())  # type: ignore[misc]
+            _VISITOR_NAMES[type(self)] = names
+        return {name: getattr(self, name) for name in names}
+
+
+class _ExpressionContexts(_VisitorsFoundOnce, ExpressionContextProvider):
+    """libcst's expression contexts (load, store, del), its visitor methods found once."""
+
+
+class _Scopes(_VisitorsFoundOnce, ScopeProvider):
+    """libcst's scope analysis over :class:`_ExpressionContexts`."""
+
+    METADATA_DEPENDENCIES = (_ExpressionContexts,)
+
+    @classmethod
+    def get_inherited_dependencies(cls) -> Collection[type]:  # type: ignore[override]
+        """Not libcst's own expression contexts too (computing them twice)."""
+        return frozenset(cls.METADATA_DEPENDENCIES)
+
+    def get_metadata(self, key: type, node: cst.CSTNode, default: object = None) -> object:  # type: ignore[override]
+        if key is ExpressionContextProvider:  # what libcst's scope visitor asks for
+            return self.metadata[_ExpressionContexts].get(node, default)
+        return super().get_metadata(key, node, default)
+
+
+class TransformError(Exception):
+    """A fix that cannot be applied to this text (its node is not where the analysis saw it, or
+    libcst does not parse the definition)."""
+
+
+class _Statement:
+    """The top-level statement(s) holding a line, parsed by libcst, with their positions."""
+
+    def __init__(self, source: str, line: int) -> None:
+        line_starts = [0, *(match.end() for match in LINE_BREAK.finditer(source))]
+        if not 1 <= line <= len(line_starts):
+            raise TransformError(f"line {line} is not in the module")
+        offset = line_starts[line - 1]
+        starts = statement_starts(source)
+        index = bisect_right(starts, offset) - 1
+        self.start = starts[index] if index >= 0 else 0
+        self.end = starts[index + 1] if index + 1 < len(starts) else len(source)
+        self.first_line = bisect_right(line_starts, self.start)
+        self.source = source
+        try:
+            self.module = cst.parse_module(source[self.start : self.end])
+        except (cst.ParserSyntaxError, RecursionError) as error:
+            raise TransformError(f"libcst cannot parse this definition: {error}") from None
+        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+
+    @cached_property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Where each node is (computed on first use: a pass as costly as writing the code out)."""
+        return dict(self.wrapper.resolve(PositionProvider))
+
+    def find(self, span: Span, kinds: tuple[type[cst.CSTNode], ...]) -> cst.CSTNode:
+        """The outermost node of one of ``kinds`` exactly at ``span`` (module coordinates)."""
+        shift = self.first_line - 1
+        wanted = ((span.line - shift, span.column), (span.end_line - shift, span.end_column))
+        found = [
+            node
+            for node, where in self.positions.items()
+            if isinstance(node, kinds)
+            and ((where.start.line, where.start.column), (where.end.line, where.end.column))
+            == wanted
+        ]
+        if not found:
+            names = "/".join(kind.__name__ for kind in kinds)
+            raise TransformError(f"no {names} at {span.line}:{span.column + 1}")
+        return _outermost(found)
+
+    def spliced(self, module: cst.Module) -> str:
+        """The whole source with this statement replaced by ``module``'s code."""
+        return self.source[: self.start] + module.code + self.source[self.end :]
+
+
+def _outermost(nodes: Sequence[cst.CSTNode]) -> cst.CSTNode:
+    """The node among ``nodes`` (all at the same range) that contains the others."""
+    if len(nodes) == 1:
+        return nodes[0]
+    inner: set[int] = set()
+    for node in nodes:
+        for child in node.children:
+            inner.add(id(child))
+    outer = [node for node in nodes if id(node) not in inner]
+    return outer[0] if outer else nodes[0]
+
+
+class _Replace(cst.CSTTransformer):
+    """Replace nodes (found by identity) by what ``replace`` makes of their updated version."""
+
+    def __init__(self, targets: set[int], replace: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
+        super().__init__()
+        self.targets = targets
+        self.replace = replace
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        if id(original_node) in self.targets:
+            return self.replace(updated_node)
+        return updated_node
+
+
+def _replace_one(
+    statement: _Statement, node: cst.CSTNode, replace: Callable[[cst.CSTNode], cst.CSTNode]
+) -> str:
+    module = statement.module.visit(_Replace({id(node)}, replace))
+    return statement.spliced(module)
+
+
+# -- the transforms ---------------------------------------------------------------------------
+
+
+def _parameter(
+    statement: _Statement, scopes: Mapping[cst.CSTNode, Scope | None], transform: Transform
+) -> cst.Param:
+    """The parameter a rename is about: the only one of its name in a function of its name
+    (found from the scope analysis, without computing positions), else the one at its span."""
+    name, function = transform.option("name"), transform.option("function")
+    candidates = [
+        node
+        for node, scope in scopes.items()
+        if isinstance(node, cst.Param)
+        and node.name.value == name
+        and isinstance(getattr(scope, "node", None), cst.FunctionDef)
+        and scope.node.name.value == function  # type: ignore[union-attr]
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    target = statement.find(transform.span, (cst.Name,))
+    for node in statement.positions:
+        if isinstance(node, cst.Param) and node.name is target and target.value == name:  # type: ignore[attr-defined]
+            return node
+    raise TransformError(f"no parameter `{name}` at {transform.span.line}")
+
+
+def rename(statement: _Statement, transform: Transform) -> str:
+    """Rename a parameter and the uses of it that libcst's scope analysis resolves to it."""
+    name, new_name = str(transform.option("name")), str(transform.option("to"))
+    scopes = statement.wrapper.resolve(_Scopes)
+    parameter = _parameter(statement, scopes, transform)
+    scope = scopes.get(parameter)
+    if scope is None:
+        raise TransformError(f"no scope for parameter `{name}`")
+    if _binds_or_reads(scopes, scope, new_name):
+        raise TransformError(
+            f"`{new_name}` is already a name in this function: the rename would merge two variables"
+        )
+    targets = {id(parameter.name)}
+    for assignment in scope.assignments[name]:
+        if getattr(assignment, "node", None) is parameter:
+            targets.update(
+                id(access.node)
+                for access in assignment.references
+                if isinstance(access.node, cst.Name) and access.node.value == name
+            )
+    module = statement.module.visit(
+        _Replace(targets, lambda node: node.with_changes(value=new_name))  # type: ignore[attr-defined]
+    )
+    return statement.spliced(module)
+
+
+def _binds_or_reads(scopes: Mapping[cst.CSTNode, Scope | None], function: Scope, name: str) -> bool:
+    """Whether ``name`` is bound or read in ``function``'s scope or a scope nested in it."""
+    for scope in set(scopes.values()):
+        inner = scope
+        while inner is not None and inner is not function:
+            parent = inner.parent
+            inner = None if parent is inner else parent
+        if inner is function and (name in scope.assignments or name in scope.accesses):
+            return True
+    return False
+
+
+def _separator(
+    first: cst.BaseParenthesizableWhitespace,
+) -> tuple[cst.BaseParenthesizableWhitespace, cst.BaseParenthesizableWhitespace]:
+    """(the whitespace after the opening bracket, the whitespace after the new entry's comma)
+    that put a new first entry in the style of the existing ones: on a line of its own in a
+    multi-line display (comments above the old first entry stay with it), else ``, ``."""
+    if isinstance(first, cst.ParenthesizedWhitespace):
+        after_bracket = first.with_changes(empty_lines=())
+        after_comma = first.with_changes(first_line=cst.TrailingWhitespace())
+        return after_bracket, after_comma
+    return first, cst.SimpleWhitespace(" ")
+
+
+def _quote(elements: Sequence[cst.BaseDictElement]) -> str:
+    """The quote the dict's string keys use (``"`` when it has none)."""
+    for element in elements:
+        key = getattr(element, "key", None)
+        if isinstance(key, cst.SimpleString):
+            return key.quote[0]
+    return '"'
+
+
+def _with_reward_entry(node: cst.CSTNode, value: cst.BaseExpression) -> cst.CSTNode:
+    if isinstance(node, cst.Dict):
+        elements = list(node.elements)
+        key = cst.SimpleString(f"{_quote(elements)}reward{_quote(elements)}")
+        if not elements:
+            return node.with_changes(elements=[cst.DictElement(key, value)])
+        template = next((e for e in elements if isinstance(e, cst.DictElement)), None)
+        entry = cst.DictElement(key, value)
+        if template is not None:
+            entry = entry.with_changes(
+                whitespace_before_colon=template.whitespace_before_colon,
+                whitespace_after_colon=template.whitespace_after_colon,
+            )
+        after_brace, after_comma = _separator(node.lbrace.whitespace_after)
+        entry = entry.with_changes(comma=cst.Comma(whitespace_after=after_comma))
+        return node.with_changes(
+            lbrace=node.lbrace.with_changes(whitespace_after=after_brace),
+            elements=[entry, *elements],
+        )
+    assert isinstance(node, cst.Call)
+    arguments = list(node.args)
+    template = next((a for a in arguments if a.keyword is not None), None)
+    equal = (
+        template.equal
+        if template is not None
+        else cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        )
+    )
+    entry = cst.Arg(value=value, keyword=cst.Name("reward"), equal=equal)
+    if not arguments:
+        return node.with_changes(args=[entry])
+    after_paren, after_comma = _separator(node.whitespace_before_args)
+    entry = entry.with_changes(comma=cst.Comma(whitespace_after=after_comma))
+    return node.with_changes(whitespace_before_args=after_paren, args=[entry, *arguments])
+
+
+def add_reward_key(statement: _Statement, transform: Transform) -> str:
+    """Add ``"reward": value`` as the first entry of a dict display or ``dict(...)`` call."""
+    target = statement.find(transform.span, (cst.Dict, cst.Call))
+    text = transform.option("value")
+    if isinstance(text, str):
+        try:
+            value = cst.parse_expression(text)
+        except cst.ParserSyntaxError as error:
+            raise TransformError(f"cannot parse the value `{text}`: {error}") from None
+    else:
+        value = cst.Name(_MARKER)
+    return _replace_one(statement, target, lambda node: _with_reward_entry(node, value))
+
+
+def await_call(statement: _Statement, transform: Transform) -> str:
+    """Put ``await`` before a call, in parentheses when its result is used further."""
+    target = statement.find(transform.span, (cst.Call,))
+    if transform.option("parenthesize"):
+        parentheses = {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]}
+    else:
+        parentheses = {}
+    return _replace_one(
+        statement,
+        target,
+        lambda node: cst.Await(expression=node, **parentheses),  # type: ignore[arg-type]
+    )
+
+
+def make_async(statement: _Statement, transform: Transform) -> str:
+    """``def`` -> ``async def``."""
+    name = statement.find(transform.span, (cst.Name,))
+    function = next(
+        (
+            node
+            for node in statement.positions
+            if isinstance(node, cst.FunctionDef) and node.name is name
+        ),
+        None,
+    )
+    if function is None:
+        raise TransformError(f"no function `{transform.option('name')}` at {transform.span.line}")
+    return _replace_one(
+        statement, function, lambda node: node.with_changes(asynchronous=cst.Asynchronous())
+    )
+
+
+def _as_float(node: cst.CSTNode, mode: str) -> cst.CSTNode:
+    if mode == "literal" and isinstance(node, cst.Integer):
+        return cst.Float(f"{node.value}.0", lpar=node.lpar, rpar=node.rpar)
+    if mode == "convert" and isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.with_changes(func=node.func.with_changes(value="float"))
+    if mode == "wrap" and isinstance(node, cst.BaseExpression):
+        return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=node)])
+    raise TransformError(f"cannot make a float of this {type(node).__name__} ({mode})")
+
+
+def float_value(statement: _Statement, transform: Transform) -> str:
+    """A returned ``int``/``bool`` made a float: ``1.0``, ``float(x)`` or ``float(...)`` around it."""
+    target = statement.find(transform.span, (cst.BaseExpression,))
+    mode = str(transform.option("mode"))
+    return _replace_one(statement, target, lambda node: _as_float(node, mode))
+
+
+TRANSFORMS: dict[str, Callable[[_Statement, Transform], str]] = {
+    "rename": rename,
+    "add_reward_key": add_reward_key,
+    "await": await_call,
+    "make_async": make_async,
+    "float": float_value,
+}
+
+
+def apply_transform(source: str, transform: Transform) -> tuple[str, tuple[int, int] | None]:
+    """``source`` with ``transform`` applied, and the (start, end) offsets in the result of a
+    placeholder to select (``None`` when the fix inserted none).
+
+    Raises :class:`TransformError` when the transform does not apply to this text."""
+    function = TRANSFORMS.get(transform.kind)
+    if function is None:
+        raise TransformError(f"unknown transform {transform.kind!r}")
+    if _MARKER in source:
+        raise TransformError(f"the module contains {_MARKER}")
+    result = function(_Statement(source, transform.span.line), transform)
+    marker = result.find(_MARKER)
+    if marker < 0:
+        return result, None
+    result = result[:marker] + PLACEHOLDER + result[marker + len(_MARKER) :]
+    return result, (marker, marker + len(PLACEHOLDER))
