@@ -399,8 +399,7 @@ class LineGrader:
         """Grade the lines of a block (bytes, a position in the file, or a list of lines);
         `on_case(offset)` is called before each case with its line's offset in the block (the
         parent's deadline watch)."""
-        settings = self.settings
-        batch = ResultBatch(responses=[] if settings.keep_responses else None)
+        batch = ResultBatch(responses=[] if self.settings.keep_responses else None)
         ids, lines, texts = batch.ids, batch.lines, batch.texts
         counts = batch.counts
         responses = batch.responses
@@ -411,14 +410,7 @@ class LineGrader:
         perf_counter = time.perf_counter
         cold_guard = COLD_GUARD
         seconds_total = 0.0
-        if isinstance(block[1], list):
-            first, raws = block  # type: ignore[misc]
-        elif len(block) == 3:  # a span of the file: its lines, split in C with one copy
-            first, offset, length = block  # type: ignore[misc]
-            raws = self._span_lines(offset, length)
-        else:
-            first, data = block  # type: ignore[misc]
-            raws = data.split(b"\n")
+        first, raws = self._block_lines(block)
         offset = 0
         try:
             for offset, raw in enumerate(raws):
@@ -429,39 +421,8 @@ class LineGrader:
                 number = first + offset
                 record = self._fast_record(raw)
                 if record is None:  # anything unusual goes through the full, message-giving parser
-                    try:
-                        case = parse_case_line(
-                            raw.decode("utf-8"),
-                            path=settings.path,
-                            line=number,
-                            fields=settings.fields,
-                        )
-                    except (UnicodeDecodeError, EvalInputError) as exc:
-                        reason = (
-                            f"not UTF-8 text ({exc.reason})"
-                            if isinstance(exc, UnicodeDecodeError)
-                            else exc.reason
-                        )
-                        if not settings.skip_bad:
-                            batch.error = (number, reason)
-                            break
-                        case = malformed_line_case(settings.path, number, reason)
-                    if case.id in done_ids:
-                        batch.skipped.append((case.id, number, getattr(case, "response", None)))
-                        continue
-                    if isinstance(case, DecidedCase):
-                        result = decided_to_result(case)
-                    else:
-                        result = grade_case(
-                            case, settings.options, sandbox=settings.sandbox, grader=settings.grader
-                        )
-                    ids.append(result.id)
-                    lines.append(number)
-                    counts[result.outcome, result.reason] += 1
-                    texts.append(result.to_line(include_response=False))
-                    if responses is not None:
-                        responses.append(result.response)
-                    seconds_total += result.seconds
+                    if not self._grade_unusual_line(raw, number, batch):
+                        break
                     continue
                 case_id, response, gold = record
                 if case_id in done_ids:
@@ -485,26 +446,80 @@ class LineGrader:
                         if isinstance(verdict, Exception)
                         else verdict_to_result(case, verdict, seconds=seconds)
                     )
-                    ids.append(case_id)
-                    lines.append(number)
-                    counts[result.outcome, result.reason] += 1
-                    texts.append(result.to_line(include_response=False))
+                    self._add_result(batch, result, number)
+                    if responses is not None:
+                        responses[-1] = response
                     seconds_total += result.seconds
-                else:
-                    ids.append(case_id)
-                    lines.append(number)
-                    counts[line_record[0]] += 1
-                    texts.append(
-                        f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                        f'"seconds": {seconds:.6f}}}\n'
-                    )
-                    seconds_total += seconds
+                    continue
+                ids.append(case_id)
+                lines.append(number)
+                counts[line_record[0]] += 1
+                texts.append(
+                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                    f'"seconds": {seconds:.6f}}}\n'
+                )
+                seconds_total += seconds
                 if responses is not None:
                     responses.append(response)
         except (KeyboardInterrupt, ColdWorker) as stop:  # keep the cases done before it
             batch.keep_complete(stop, offset)
-        batch.grading_seconds = seconds_total
+        batch.grading_seconds += seconds_total
         return batch
+
+    def _block_lines(
+        self, block: RawBlock | FileSpan | tuple[int, list[bytes]]
+    ) -> tuple[int, list[bytes]]:
+        """The number of a block's first line and its lines (bytes, a span of the file read
+        here, or lines already split)."""
+        if isinstance(block[1], list):
+            return block  # type: ignore[return-value]
+        if len(block) == 3:  # a span of the file: its lines, split in C with one copy
+            first, offset, length = block  # type: ignore[misc]
+            return first, self._span_lines(offset, length)
+        first, data = block  # type: ignore[misc]
+        return first, data.split(b"\n")
+
+    def _grade_unusual_line(self, raw: bytes, number: int, batch: ResultBatch) -> bool:
+        """A line the fast check did not take: parsed by `parse_case_line`, which names what
+        is wrong, then graded (or decided) into `batch`. False when it is malformed and the
+        run stops there (`batch.error`)."""
+        settings = self.settings
+        try:
+            case = parse_case_line(
+                raw.decode("utf-8"), path=settings.path, line=number, fields=settings.fields
+            )
+        except (UnicodeDecodeError, EvalInputError) as exc:
+            reason = (
+                f"not UTF-8 text ({exc.reason})"
+                if isinstance(exc, UnicodeDecodeError)
+                else exc.reason
+            )
+            if not settings.skip_bad:
+                batch.error = (number, reason)
+                return False
+            case = malformed_line_case(settings.path, number, reason)
+        if case.id in self.done_ids:
+            batch.skipped.append((case.id, number, getattr(case, "response", None)))
+            return True
+        if isinstance(case, DecidedCase):
+            result = decided_to_result(case)
+        else:
+            result = grade_case(
+                case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+            )
+        self._add_result(batch, result, number)
+        batch.grading_seconds += result.seconds
+        return True
+
+    @staticmethod
+    def _add_result(batch: ResultBatch, result: CaseResult, number: int) -> None:
+        """Add a result built by the general functions (its line serialised by `to_line`)."""
+        batch.ids.append(result.id)
+        batch.lines.append(number)
+        batch.counts[result.outcome, result.reason] += 1
+        batch.texts.append(result.to_line(include_response=False))
+        if batch.responses is not None:
+            batch.responses.append(result.response)
 
     def _span_lines(self, offset: int, length: int) -> list[bytes]:
         """The lines of `length` bytes of the input from `offset` (a span ends at a line

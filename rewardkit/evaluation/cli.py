@@ -42,6 +42,7 @@ from rewardkit.evaluation.runner import (
     EXECUTORS,
     EXTRACT_MODES,
     POLICIES,
+    EvalRun,
     run_math_eval,
 )
 from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, capped_workers
@@ -117,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RESPONSES.jsonl",
         help="JSONL with an id, a response and a gold answer per line (default: the shipped sample)",
     )
+    _add_input_options(math)
+    _add_grading_options(math)
+    _add_execution_options(math)
+    _add_output_options(math)
+    _add_generation_options(math)
+    return parser
+
+
+def _add_input_options(math: argparse.ArgumentParser) -> None:
     data = math.add_argument_group("input")
     data.add_argument("--id-field", default="id", help="field holding the case id (default: id)")
     data.add_argument(
@@ -147,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="record a malformed line as a HARNESS_ERROR case naming the line instead of stopping",
     )
+
+
+def _add_grading_options(math: argparse.ArgumentParser) -> None:
     grading = math.add_argument_group("grading")
     grading.add_argument(
         "--policy",
@@ -175,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time budget per case (default: 1.0)",
     )
+
+
+def _add_execution_options(math: argparse.ArgumentParser) -> None:
     run = math.add_argument_group("execution")
     run.add_argument(
         "--workers",
@@ -204,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDR",
         help="Ray cluster address (default: start or join a local instance)",
     )
+
+
+def _add_output_options(math: argparse.ArgumentParser) -> None:
     out = math.add_argument_group("output")
     out.add_argument(
         "--output", "-o", metavar="RESULTS.jsonl", help="write one result per case, as each arrives"
@@ -232,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REPORT.html",
         help="write a self-contained HTML report with a filterable per-case table",
     )
+
+
+def _add_generation_options(math: argparse.ArgumentParser) -> None:
     gen = math.add_argument_group(
         "generation (optional): ask an OpenAI-compatible chat endpoint for each problem's response"
     )
@@ -280,7 +302,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per request (default: 600)",
     )
-    return parser
 
 
 def _endpoint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ChatEndpoint | None:
@@ -335,11 +356,8 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
-    try:
         endpoint = _endpoint(args, parser)
-    except SystemExit as exc:
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if args.resume and not args.output:
         _error("--resume needs --output")
@@ -349,40 +367,9 @@ def main(argv: list[str]) -> int:
         workers, capped = capped_workers(workers)
         if capped:
             print(f"{PROG}: warning: {capped}", file=sys.stderr)
-    fields = FieldNames(
-        id=args.id_field,
-        response=args.response_field,
-        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
-        question=args.question_field,
-        error=args.error_field,
-    )
     _install_signal_handlers()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # shown above, in one line
-            run = run_math_eval(
-                args.input,
-                policy=args.policy,
-                extract=args.extract,
-                timeout=args.timeout,
-                fields=fields,
-                limit=args.limit,
-                skip_bad=args.skip_bad,
-                workers=workers,
-                executor=args.executor,
-                ray_address=args.ray_address,
-                output=args.output,
-                resume=args.resume,
-                overwrite=args.overwrite,
-                force_resume=args.force_resume,
-                report=args.report,
-                html=args.html,
-                generation=endpoint,
-                grader=args.grader,
-                concurrency=max(1, args.concurrency),
-                progress=sys.stderr.isatty(),
-                worker_memory=args.worker_memory,
-            )
+        run = _run(args, endpoint, workers)
     except (EvalInputError, EvalConfigError) as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -393,6 +380,47 @@ def main(argv: list[str]) -> int:
         where = f"; continue with --resume --output {args.output}" if args.output else ""
         print(f"{PROG}: interrupted{where}", file=sys.stderr)
         return exit_status_of_interrupt(exc)
+    return _print_outcome(run, args)
+
+
+def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None) -> EvalRun:
+    """`run_math_eval` with the options of the command line."""
+    fields = FieldNames(
+        id=args.id_field,
+        response=args.response_field,
+        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
+        question=args.question_field,
+        error=args.error_field,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # shown by main, in one line
+        return run_math_eval(
+            args.input,
+            policy=args.policy,
+            extract=args.extract,
+            timeout=args.timeout,
+            fields=fields,
+            limit=args.limit,
+            skip_bad=args.skip_bad,
+            workers=workers,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            output=args.output,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            force_resume=args.force_resume,
+            report=args.report,
+            html=args.html,
+            generation=endpoint,
+            grader=args.grader,
+            concurrency=max(1, args.concurrency),
+            progress=sys.stderr.isatty(),
+            worker_memory=args.worker_memory,
+        )
+
+
+def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
+    """Print the summary table and where the outputs went; return the exit status."""
     title = escape_lone_surrogates(
         f"{PROG}: {run.report['config']['input']}\n"
         f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"

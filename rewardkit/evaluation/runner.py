@@ -142,25 +142,67 @@ def _count_cases(path: Path, limit: int | None) -> int | None:
     return min(count, limit) if limit is not None else count
 
 
-def _validate(
-    policy: str,
-    extract: str,
-    timeout: float,
-    workers: int | None,
-    executor: str,
-    resume: bool,
-    overwrite: bool,
-    force_resume: bool,
-    output: Any,
-    limit: int | None,
-    worker_memory: int | None,
-) -> None:
-    if policy not in POLICIES:
-        raise EvalConfigError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    if extract not in EXTRACT_MODES:
-        raise EvalConfigError(f"extract must be one of {', '.join(EXTRACT_MODES)}, got {extract!r}")
-    if not timeout > 0:
-        raise EvalConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+@dataclass(frozen=True)
+class _RunOptions:
+    """The options of one run as `run_math_eval` received them (`_validate` checks them)."""
+
+    grading: GradeOptions
+    fields: FieldNames
+    limit: int | None
+    skip_bad: bool
+    workers: int | None
+    executor: str
+    ray_address: str | None
+    output: str | Path | None
+    resume: bool
+    overwrite: bool
+    force_resume: bool
+    report: str | Path | None
+    html: str | Path | None
+    generation: ChatEndpoint | None
+    concurrency: int
+    grader: Grader | None
+    chunk_size: int | None
+    on_result: Callable[[CaseResult], None] | None
+    progress: bool
+    worker_memory: int | None
+
+    @property
+    def include_response(self) -> bool:
+        """Responses read from an input file stay out of the results file (they are most of its
+        size and of the cost of writing it); generated ones exist nowhere else, so they go in."""
+        return self.generation is not None
+
+    @property
+    def keep_responses(self) -> bool:
+        """Workers send responses back only when this process needs them."""
+        return self.html is not None or self.on_result is not None
+
+    def executor_text(self, workers: int) -> str:
+        """Where grading ran, for the report and the summary table."""
+        if self.executor == "ray":
+            return f"ray executor{f' at {self.ray_address}' if self.ray_address else ''}"
+        if workers == 0:
+            return "in-process"
+        return f"{workers} worker process{'es' if workers > 1 else ''}"
+
+
+def _validate(options: _RunOptions) -> None:
+    """Refuse options that are out of range or contradict each other, before any file is opened."""
+    grading = options.grading
+    if grading.policy not in POLICIES:
+        raise EvalConfigError(
+            f"policy must be one of {', '.join(POLICIES)}, got {grading.policy!r}"
+        )
+    if grading.extract not in EXTRACT_MODES:
+        raise EvalConfigError(
+            f"extract must be one of {', '.join(EXTRACT_MODES)}, got {grading.extract!r}"
+        )
+    if not grading.timeout > 0:
+        raise EvalConfigError(
+            f"timeout must be a positive number of seconds, got {grading.timeout!r}"
+        )
+    workers, executor = options.workers, options.executor
     if workers is not None and workers < 0:
         raise EvalConfigError(f"workers must be >= 0 (0 grades in this process), got {workers}")
     if executor not in EXECUTORS:
@@ -168,37 +210,30 @@ def _validate(
     if executor == "ray" and importlib.util.find_spec("ray") is None:
         # before any output is opened: a missing extra is a usage error, not a traceback mid-run
         raise EvalConfigError(RAY_EXTRA_MISSING)
-    if resume and output is None:
+    if options.resume and options.output is None:
         raise EvalConfigError("resume needs an output file (--output) to know which cases are done")
-    if overwrite and output is None:
+    if options.overwrite and options.output is None:
         raise EvalConfigError("overwrite needs an output file (--output)")
-    if resume and overwrite:
+    if options.resume and options.overwrite:
         raise EvalConfigError(
             "--resume continues the results file and --overwrite replaces it: choose one"
         )
-    if force_resume and not resume:
+    if options.force_resume and not options.resume:
         raise EvalConfigError("--force-resume goes with --resume")
-    if limit is not None and limit < 0:
-        raise EvalConfigError(f"limit must be >= 0, got {limit}")
-    if worker_memory is not None and worker_memory < 0:
-        raise EvalConfigError(f"worker memory must be >= 0 bytes, got {worker_memory}")
+    if options.limit is not None and options.limit < 0:
+        raise EvalConfigError(f"limit must be >= 0, got {options.limit}")
+    if options.worker_memory is not None and options.worker_memory < 0:
+        raise EvalConfigError(f"worker memory must be >= 0 bytes, got {options.worker_memory}")
 
 
-def _check_outputs(
-    input_path: Path | None,
-    *,
-    output: str | Path | None,
-    report: str | Path | None,
-    html: str | Path | None,
-    resume: bool,
-    overwrite: bool,
-) -> None:
+def _check_outputs(input_path: Path | None, options: _RunOptions) -> None:
     """Before any grading: no two of input, results, report and HTML report are one file; an
     existing results file is continued or replaced only when asked; every output is writable."""
+    output, report, html = options.output, options.report, options.html
     check_distinct_files(
         {"input": input_path, "results file": output, "JSON report": report, "HTML report": html}
     )
-    if output is not None and not resume and not overwrite and has_content(output):
+    if output is not None and not options.resume and not options.overwrite and has_content(output):
         raise EvalConfigError(
             f"the results file {output} exists and is not empty: add --resume to continue "
             "that run, or --overwrite to replace it"
@@ -214,13 +249,9 @@ def _grader_name(grader: Grader | None) -> str:
     return f"{getattr(grader, '__module__', '?')}.{getattr(grader, '__qualname__', repr(grader))}"
 
 
-def _grading_config(
-    options: GradeOptions,
-    fields: FieldNames,
-    grader: Grader | None,
-    generation: ChatEndpoint | None,
-) -> dict[str, Any]:
+def _grading_config(options: _RunOptions) -> dict[str, Any]:
     """The settings that decide verdicts: a resumed run must use the same ones."""
+    fields, generation = options.fields, options.generation
     used_fields: dict[str, Any] = {
         "id": fields.id,
         "response": fields.response,
@@ -231,13 +262,60 @@ def _grading_config(
         used_fields["question"] = fields.question
     return {
         "task": "math",
-        "policy": options.policy,
-        "extract": options.extract,
-        "timeout": options.timeout,
+        "policy": options.grading.policy,
+        "extract": options.grading.extract,
+        "timeout": options.grading.timeout,
         "fields": used_fields,
-        "grader": _grader_name(grader),
+        "grader": _grader_name(options.grader),
         "generation": None if generation is None else generation.verdict_settings(),
     }
+
+
+@dataclass
+class _Source:
+    """What a run grades: an input file (`path`) or records given as Python objects, with the
+    name reports show, the input's identity and the settings that decide verdicts."""
+
+    path: Path | None
+    records: list[Any] | None
+    name: str
+    fingerprint: InputFingerprint
+    grading: dict[str, Any]
+    workers: int
+    """Worker processes (0: this process), after capping at the cores."""
+    raw_lines: bool
+    """Workers read raw lines of the file (the fast path) rather than parsed cases."""
+
+    def count_cases(self, limit: int | None) -> int | None:
+        """The cases this run would grade, or None when that cannot be known ahead (a pipe)."""
+        if self.path is None:
+            return len(self.records or [])
+        return _count_cases(self.path, limit)
+
+
+@dataclass
+class _Resumed:
+    """What an existing results file already holds (nothing unless resuming)."""
+
+    existing: ResultsFile
+    previous: list[CaseResult]
+    done_ids: set[str]
+    total: int | None
+    """Cases left to grade, when known (the progress bar's total)."""
+    nothing_left: bool
+    """Every case of the input is in the results already: nothing to start at all."""
+
+
+@dataclass
+class _Written:
+    """What the grading loop wrote: the new batches, responses of resumed cases (for the
+    HTML report), the duplicate-id ledger, and when and how long."""
+
+    batches: list[ResultBatch]
+    resumed_responses: dict[str, str]
+    ledger: _IdLedger
+    started_at: str
+    wall_seconds: float
 
 
 def run_math_eval(
@@ -282,248 +360,340 @@ def run_math_eval(
     for bad or contradictory options, `EvalOutputError` when an output cannot be written, and
     `Interrupted` (a `KeyboardInterrupt`) when a signal stopped it after writing what was graded.
     """
-    _validate(
-        policy,
-        extract,
-        timeout,
-        workers,
-        executor,
-        resume,
-        overwrite,
-        force_resume,
-        output,
-        limit,
-        worker_memory,
+    options = _RunOptions(
+        grading=GradeOptions(policy=policy, extract=extract, timeout=timeout),
+        fields=fields or FieldNames(),
+        limit=limit,
+        skip_bad=skip_bad,
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
+        output=output,
+        resume=resume,
+        overwrite=overwrite,
+        force_resume=force_resume,
+        report=report,
+        html=html,
+        generation=generation,
+        concurrency=concurrency,
+        grader=grader,
+        chunk_size=chunk_size,
+        on_result=on_result,
+        progress=progress,
+        worker_memory=worker_memory,
     )
-    fields = fields or FieldNames()
-    options = GradeOptions(policy=policy, extract=extract, timeout=timeout)
-    need_response = generation is None
+    _validate(options)
+    source = _open(data, options)
+    resumed = _resume(source, options)
+    written = _write(source, options, resumed)
+    return _summarise(source, options, resumed, written)
+
+
+def _open(
+    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None, options: _RunOptions
+) -> _Source:
+    """Name the input, check every output before any grading, and start hashing the input."""
     if data is None:
         data = sample_path()
-    input_path = Path(data) if isinstance(data, (str, Path)) else None
+    path = Path(data) if isinstance(data, (str, Path)) else None
     records: list[Any] | None = None
-    if input_path is None:
-        records = list(data)[:limit] if limit is not None else list(data)  # type: ignore[arg-type]
-    n_workers, capped = capped_workers(workers) if executor == "local" else (0, None)
+    if path is None:
+        records = list(data)  # type: ignore[arg-type]
+        if options.limit is not None:
+            records = records[: options.limit]
+    workers, capped = capped_workers(options.workers) if options.executor == "local" else (0, None)
     if capped is not None:
-        warnings.warn(capped, RuntimeWarning, stacklevel=2)
-    _check_outputs(
-        input_path, output=output, report=report, html=html, resume=resume, overwrite=overwrite
-    )
-    input_name = str(input_path) if input_path is not None else "<records>"
+        warnings.warn(capped, RuntimeWarning, stacklevel=3)
+    _check_outputs(path, options)
+    name = str(path) if path is not None else "<records>"
     # (the name first: locating the packaged sample costs ~3 ms of importlib.resources)
-    if input_path is not None and input_path.name == SAMPLE_NAME and input_path == sample_path():
-        input_name = f"<sample {SAMPLE_NAME}>"
+    if path is not None and path.name == SAMPLE_NAME and path == sample_path():
+        name = f"<sample {SAMPLE_NAME}>"
     fingerprint = (
-        InputFingerprint.of_file(input_path, input_name)
-        if input_path is not None
+        InputFingerprint.of_file(path, name)
+        if path is not None
         else InputFingerprint.of_records(records or [])
     )
-    grading = _grading_config(options, fields, grader, generation)
+    return _Source(
+        path=path,
+        records=records,
+        name=name,
+        fingerprint=fingerprint,
+        grading=_grading_config(options),
+        workers=workers,
+        raw_lines=path is not None and options.generation is None and options.executor == "local",
+    )
+
+
+def _resume(source: _Source, options: _RunOptions) -> _Resumed:
+    """Read the results already in `output` when resuming (refusing another run's), and work
+    out what is left to grade."""
     existing = ResultsFile(None, [])
-    if resume and output is not None:
-        existing = read_results(output)
-        if not force_resume:
-            check_resumable(existing, path=output, fingerprint=fingerprint, grading=grading)
-        existing.repair(output)
+    if options.resume and options.output is not None:
+        existing = read_results(options.output)
+        if not options.force_resume:
+            check_resumable(
+                existing,
+                path=options.output,
+                fingerprint=source.fingerprint,
+                grading=source.grading,
+            )
+        existing.repair(options.output)
     previous = existing.results
     done_ids = {result.id for result in previous}
-    # Responses read from an input file stay out of the results file (they are most of its
-    # size and of the cost of writing it); generated ones exist nowhere else, so they go in.
-    include_response = generation is not None
-    keep_responses = html is not None or on_result is not None
-    raw_lines = input_path is not None and generation is None and executor == "local"
     cases_in_input: int | None = None
-    if progress or (previous and not force_resume):
-        cases_in_input = (
-            _count_cases(input_path, limit) if input_path is not None else len(records or [])
-        )
+    if options.progress or (previous and not options.force_resume):
+        cases_in_input = source.count_cases(options.limit)
     # Resuming a run that is complete (same input, checked above): nothing to start at all.
     nothing_left = (
         bool(previous)
-        and not force_resume
+        and not options.force_resume
         and cases_in_input is not None
         and cases_in_input <= len(previous)
     )
-    total = None if cases_in_input is None else max(0, cases_in_input - len(done_ids))
-    resumed_responses: dict[str, str] = {}
-    input_handle = None
-    batches_source: Iterable[ResultBatch]
-    if nothing_left:
-        batches_source = ()
-    elif raw_lines:
-        assert input_path is not None
-        input_handle = _open_input(input_path)
-        settings = LineSettings(
-            path=str(input_path),
-            fields=fields,
-            options=options,
-            skip_bad=skip_bad,
-            keep_responses=keep_responses,
-            sandbox=n_workers == 0,
-            grader=grader,
-        )
-        sizer = TaskSizer(_max_block_bytes(input_path, max(1, n_workers)))
-        blocks = _input_blocks(input_handle, n_workers, chunk_size, limit, sizer)
-        if n_workers == 0:
-            batches_source = grade_blocks_in_process(blocks, settings, done_ids, sizer)
-        else:
-            batches_source = ProcessExecutor(
-                options,
-                workers=n_workers,
-                grader=grader,
-                include_response=False,
-                line_settings=settings,
-                done_ids=frozenset(done_ids),
-                memory_headroom=worker_memory or None,
-                sizer=sizer if chunk_size is None and limit is None else None,
-            ).batches(blocks)
-    else:
-        source: Iterable[MathCase | DecidedCase]
-        if input_path is not None:
-            source = read_cases(
-                input_path,
-                fields=fields,
-                skip_bad=skip_bad,
-                limit=limit,
-                need_response=need_response,
-            )
-        else:
-            source = _records_to_cases(records or [], fields, need_response)
-        if done_ids:
-            source = _skip_done(source, done_ids, resumed_responses)
-        if generation is not None:
-            source = generate_cases(source, ChatClient(generation), concurrency=concurrency)
-        batches_source = _grade_parsed(
-            source,
-            options,
-            executor=executor,
-            workers=n_workers,
-            ray_address=ray_address,
-            grader=grader,
-            chunk_size=chunk_size,
-            total=total,
-            generating=generation is not None,
-            include_response=include_response,
-            worker_memory=worker_memory or None,
-        )
-    if executor == "ray":
-        workers_text = f"ray executor{f' at {ray_address}' if ray_address else ''}"
-    elif n_workers == 0:
-        workers_text = "in-process"
-    else:
-        workers_text = f"{n_workers} worker process{'es' if n_workers > 1 else ''}"
+    return _Resumed(
+        existing=existing,
+        previous=previous,
+        done_ids=done_ids,
+        total=None if cases_in_input is None else max(0, cases_in_input - len(done_ids)),
+        nothing_left=nothing_left,
+    )
 
-    config: dict[str, Any] = {
-        "task": "math",
-        "input": input_name,
-        "policy": policy,
-        "extract": extract,
-        "timeout": timeout,
-        "fields": grading["fields"],
-        "limit": limit,
-        "skip_bad": skip_bad,
-        "generation": None if generation is None else generation.public_settings(),
-        "rewardkit_version": __version__,
-    }
+
+def _grade(
+    source: _Source,
+    options: _RunOptions,
+    resumed: _Resumed,
+    input_handle: IO[bytes] | None,
+    resumed_responses: dict[str, str],
+) -> Iterable[ResultBatch]:
+    """The run's results as batches, in completion order: raw lines of a file graded by the
+    worker code, or parsed cases (records, generation, Ray). Responses of skipped (done)
+    parsed cases go to `resumed_responses`."""
+    if resumed.nothing_left:
+        return ()
+    if input_handle is not None:
+        return _grade_raw_lines(source, options, resumed, input_handle)
+    cases: Iterable[MathCase | DecidedCase]
+    need_response = options.generation is None
+    if source.path is not None:
+        cases = read_cases(
+            source.path,
+            fields=options.fields,
+            skip_bad=options.skip_bad,
+            limit=options.limit,
+            need_response=need_response,
+        )
+    else:
+        cases = _records_to_cases(source.records or [], options.fields, need_response)
+    if resumed.done_ids:
+        cases = _skip_done(cases, resumed.done_ids, resumed_responses)
+    if options.generation is not None:
+        client = ChatClient(options.generation)
+        cases = generate_cases(cases, client, concurrency=options.concurrency)
+    return _grade_parsed(
+        cases,
+        options.grading,
+        executor=options.executor,
+        workers=source.workers,
+        ray_address=options.ray_address,
+        grader=options.grader,
+        chunk_size=options.chunk_size,
+        total=resumed.total,
+        generating=options.generation is not None,
+        include_response=options.include_response,
+        worker_memory=options.worker_memory or None,
+    )
+
+
+def _grade_raw_lines(
+    source: _Source, options: _RunOptions, resumed: _Resumed, handle: IO[bytes]
+) -> Iterable[ResultBatch]:
+    """Raw lines of the input file, parsed and graded by the worker code: in this process
+    (`workers=0`) or in worker processes that read their spans of the file themselves."""
+    assert source.path is not None
+    workers = source.workers
+    settings = LineSettings(
+        path=str(source.path),
+        fields=options.fields,
+        options=options.grading,
+        skip_bad=options.skip_bad,
+        keep_responses=options.keep_responses,
+        sandbox=workers == 0,
+        grader=options.grader,
+    )
+    sizer = TaskSizer(_max_block_bytes(source.path, max(1, workers)))
+    blocks = _input_blocks(handle, workers, options.chunk_size, options.limit, sizer)
+    if workers == 0:
+        return grade_blocks_in_process(blocks, settings, resumed.done_ids, sizer)
+    plain = options.chunk_size is None and options.limit is None
+    return ProcessExecutor(
+        options.grading,
+        workers=workers,
+        grader=options.grader,
+        include_response=False,
+        line_settings=settings,
+        done_ids=frozenset(resumed.done_ids),
+        memory_headroom=options.worker_memory or None,
+        sizer=sizer if plain else None,
+    ).batches(blocks)
+
+
+def _write(source: _Source, options: _RunOptions, resumed: _Resumed) -> _Written:
+    """Grade, appending each batch to the results file as it arrives (the header first, when
+    the file is new), feeding the progress bar and `on_result`, and checking ids for duplicates."""
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
-    header_text = functools.partial(results_header, fingerprint, grading, __version__)
-    writer = (
-        ResultsWriter(
-            output,
-            append=resume,
-            header=header_text if existing.empty else None,
-            include_response=include_response,
-        )
-        if output is not None
-        else None
+    written = _Written(
+        batches=[],
+        resumed_responses={},
+        ledger=_IdLedger(
+            path=source.name if source.raw_lines else None,
+            skip_bad=options.skip_bad,
+            done_ids=resumed.done_ids,
+            include_response=options.include_response,
+        ),
+        started_at=started_at,
+        wall_seconds=0.0,
     )
-    ledger = _IdLedger(
-        path=input_name if raw_lines else None,
-        skip_bad=skip_bad,
-        done_ids=done_ids,
-        include_response=include_response,
-    )
-    new_batches: list[ResultBatch] = []
     with contextlib.ExitStack() as stack:
-        if input_handle is not None:
-            stack.callback(input_handle.close)
-        if writer is not None:
-            stack.callback(writer.close)
-        advance = stack.enter_context(_progress_bar(total, enabled=progress))
-        for batch in batches_source:
-            if raw_lines:
-                ledger.check(batch, new_batches)
-                for case_id, _line, response in batch.skipped:
-                    if response is not None:
-                        resumed_responses[case_id] = response
-            if writer is not None and batch.texts:
-                writer.write_text("".join(batch.texts))
-            new_batches.append(batch)
-            advance(len(batch), batch.failed)
-            if on_result is not None:
-                for result in batch.materialise():
-                    on_result(result)
-    wall = time.perf_counter() - started
-
-    if ledger.superseded:
-        previous = ledger.drop_superseded(previous, new_batches)
-        if output is not None:
-            first_line = (
-                header_text()
-                if existing.header is None
-                else LINE_ENCODER.encode(existing.header) + "\n"
+        handle = None
+        if source.raw_lines and not resumed.nothing_left:
+            assert source.path is not None
+            handle = _open_input(source.path)
+            stack.callback(handle.close)
+        batches = _grade(source, options, resumed, handle, written.resumed_responses)
+        writer = None
+        if options.output is not None:
+            writer = ResultsWriter(
+                options.output,
+                append=options.resume,
+                header=_header_text(source) if resumed.existing.empty else None,
+                include_response=options.include_response,
             )
-            _rewrite_results(output, first_line, previous, new_batches, include_response)
+            stack.callback(writer.close)
+        advance = stack.enter_context(_progress_bar(resumed.total, enabled=options.progress))
+        for batch in batches:
+            _take_batch(batch, source, options, written, writer)
+            advance(len(batch), batch.failed)
+    written.wall_seconds = time.perf_counter() - started
+    return written
+
+
+def _take_batch(
+    batch: ResultBatch,
+    source: _Source,
+    options: _RunOptions,
+    written: _Written,
+    writer: ResultsWriter | None,
+) -> None:
+    """One batch of results: check its ids, append its lines, keep it, tell `on_result`."""
+    if source.raw_lines:
+        written.ledger.check(batch, written.batches)
+        for case_id, _line, response in batch.skipped:
+            if response is not None:
+                written.resumed_responses[case_id] = response
+    if writer is not None and batch.texts:
+        writer.write_text("".join(batch.texts))
+    written.batches.append(batch)
+    if options.on_result is not None:
+        for result in batch.materialise():
+            options.on_result(result)
+
+
+def _header_text(source: _Source) -> Callable[[], str]:
+    """The results file's header, built when first written (it waits for the input's hash)."""
+    return functools.partial(results_header, source.fingerprint, source.grading, __version__)
+
+
+def _summarise(
+    source: _Source, options: _RunOptions, resumed: _Resumed, written: _Written
+) -> EvalRun:
+    """Count outcomes over resumed and new results, then write the JSON and HTML reports."""
+    previous = _settle_duplicates(source, options, resumed, written)
+    responses = written.resumed_responses
     previous = [
-        result.with_response(resumed_responses[result.id])
-        if result.response is None and result.id in resumed_responses
+        result.with_response(responses[result.id])
+        if result.response is None and result.id in responses
         else result
         for result in previous
     ]
     counts: Counter[tuple[str, str]] = Counter(
         (result.outcome, result.reason) for result in previous
     )
-    for batch in new_batches:
+    for batch in written.batches:
         counts.update(batch.counts)
     summary = summarize_counts(counts)
-    new_count = sum(len(batch) for batch in new_batches)
     timings = Timings(
-        wall_seconds=wall,
-        grading_seconds=sum(batch.grading_seconds for batch in new_batches),
-        new_cases=new_count,
+        wall_seconds=written.wall_seconds,
+        grading_seconds=sum(batch.grading_seconds for batch in written.batches),
+        new_cases=sum(len(batch) for batch in written.batches),
         resumed_cases=len(previous),
-        started_at=started_at,
+        started_at=written.started_at,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
-    config["input_sha256"] = fingerprint.to_json()["sha256"]
+    config = _report_config(source, options)
 
     def all_results() -> list[CaseResult]:
-        new = itertools.chain.from_iterable(batch.materialise() for batch in new_batches)
+        new = itertools.chain.from_iterable(batch.materialise() for batch in written.batches)
         results = sorted([*previous, *new], key=_input_order)
-        if input_path is not None and generation is None:
-            results = _with_responses(results, input_path, fields)
+        if source.path is not None and options.generation is None:
+            results = _with_responses(results, source.path, options.fields)
         return results
 
     document = build_report(summary, config=config, timings=timings)
-    document["timings"]["executor"] = workers_text
-    if report is not None:
-        write_json_report(document, report)
+    document["timings"]["executor"] = options.executor_text(source.workers)
+    if options.report is not None:
+        write_json_report(document, options.report)
     run = EvalRun(summary=summary, report=document, timings=timings, load_results=all_results)
-    if html is not None:
-        title = f"rewardkit eval math: {input_name}"
-        write_html_report(
-            render_html(
-                run.results,
-                summary,
-                title=title,
-                config={**config, "fields": None},
-                timings=document["timings"],
-            ),
-            html,
+    if options.html is not None:
+        page = render_html(
+            run.results,
+            summary,
+            title=f"rewardkit eval math: {source.name}",
+            config={**config, "fields": None},
+            timings=document["timings"],
         )
+        write_html_report(page, options.html)
     return run
+
+
+def _settle_duplicates(
+    source: _Source, options: _RunOptions, resumed: _Resumed, written: _Written
+) -> list[CaseResult]:
+    """The resumed results without those a late-found duplicate id superseded; the results file
+    is rewritten without them too (rare: duplicate ids under `--skip-bad`)."""
+    ledger = written.ledger
+    if not ledger.superseded:
+        return resumed.previous
+    previous = ledger.drop_superseded(resumed.previous, written.batches)
+    if options.output is not None:
+        header = resumed.existing.header
+        first_line = (
+            _header_text(source)() if header is None else LINE_ENCODER.encode(header) + "\n"
+        )
+        _rewrite_results(
+            options.output, first_line, previous, written.batches, options.include_response
+        )
+    return previous
+
+
+def _report_config(source: _Source, options: _RunOptions) -> dict[str, Any]:
+    """The report's `config`: what was graded and how (reproducible: no timings)."""
+    grading, generation = options.grading, options.generation
+    return {
+        "task": "math",
+        "input": source.name,
+        "policy": grading.policy,
+        "extract": grading.extract,
+        "timeout": grading.timeout,
+        "fields": source.grading["fields"],
+        "limit": options.limit,
+        "skip_bad": options.skip_bad,
+        "generation": None if generation is None else generation.public_settings(),
+        "rewardkit_version": __version__,
+        "input_sha256": source.fingerprint.to_json()["sha256"],
+    }
 
 
 def _with_responses(results: list[CaseResult], path: Path, fields: FieldNames) -> list[CaseResult]:
