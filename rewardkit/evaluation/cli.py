@@ -19,7 +19,12 @@ import signal
 import sys
 import warnings
 
-from rewardkit.evaluation.cases import DEFAULT_GOLD_FIELDS, EvalInputError, FieldNames
+from rewardkit.evaluation.cases import (
+    DEFAULT_GOLD_FIELDS,
+    DEFAULT_MAX_LINE_BYTES,
+    EvalInputError,
+    FieldNames,
+)
 from rewardkit.evaluation.errors import (
     EXIT_NOTHING_SCORED,
     EXIT_OK,
@@ -27,6 +32,7 @@ from rewardkit.evaluation.errors import (
     EXIT_USAGE,
     EvalConfigError,
     EvalOutputError,
+    EvalWarning,
     exit_status_of_interrupt,
     raise_interrupted,
 )
@@ -36,6 +42,7 @@ from rewardkit.evaluation.generation import (
     ModelSpecError,
     parse_model_spec,
 )
+from rewardkit.evaluation.option_names import command_line_names
 from rewardkit.evaluation.output_files import escape_lone_surrogates
 from rewardkit.evaluation.report import print_summary, summary_table
 from rewardkit.evaluation.runner import (
@@ -151,6 +158,14 @@ def _add_input_options(math: argparse.ArgumentParser) -> None:
     )
     data.add_argument(
         "--limit", type=_non_negative_int, metavar="N", help="grade only the first N cases"
+    )
+    data.add_argument(
+        "--max-line-size",
+        type=memory_size,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="SIZE",
+        help="the longest input line read, e.g. 64M; a longer one stops the run naming it "
+        f"(default: {DEFAULT_MAX_LINE_BYTES >> 20}M)",
     )
     data.add_argument(
         "--skip-bad",
@@ -384,7 +399,8 @@ def main(argv: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None) -> EvalRun:
-    """`run_math_eval` with the options of the command line."""
+    """Run with the command line's options and its spelling of them in messages; print the
+    run's warnings as one line each."""
     fields = FieldNames(
         id=args.id_field,
         response=args.response_field,
@@ -392,31 +408,52 @@ def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int |
         question=args.question_field,
         error=args.error_field,
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught, command_line_names():
         warnings.simplefilter("ignore", RuntimeWarning)  # shown by main, in one line
-        return run_math_eval(
-            args.input,
-            policy=args.policy,
-            extract=args.extract,
-            timeout=args.timeout,
-            fields=fields,
-            limit=args.limit,
-            skip_bad=args.skip_bad,
-            workers=workers,
-            executor=args.executor,
-            ray_address=args.ray_address,
-            output=args.output,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            force_resume=args.force_resume,
-            report=args.report,
-            html=args.html,
-            generation=endpoint,
-            grader=args.grader,
-            concurrency=max(1, args.concurrency),
-            progress=sys.stderr.isatty(),
-            worker_memory=args.worker_memory,
-        )
+        warnings.simplefilter("always", EvalWarning)
+        try:
+            return _run_math_eval(args, endpoint, workers, fields)
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, EvalWarning):
+                    print(
+                        f"{PROG}: warning: {escape_lone_surrogates(str(warning.message))}",
+                        file=sys.stderr,
+                    )
+                else:
+                    warnings.showwarning(
+                        warning.message, warning.category, warning.filename, warning.lineno
+                    )
+
+
+def _run_math_eval(
+    args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None, fields: FieldNames
+) -> EvalRun:
+    """`run_math_eval` with the options of the command line."""
+    return run_math_eval(
+        args.input,
+        policy=args.policy,
+        extract=args.extract,
+        timeout=args.timeout,
+        fields=fields,
+        limit=args.limit,
+        skip_bad=args.skip_bad,
+        workers=workers,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        output=args.output,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        force_resume=args.force_resume,
+        report=args.report,
+        html=args.html,
+        generation=endpoint,
+        grader=args.grader,
+        concurrency=max(1, args.concurrency),
+        progress=sys.stderr.isatty(),
+        worker_memory=args.worker_memory,
+        max_line_bytes=args.max_line_size,
+    )
 
 
 def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
@@ -443,11 +480,12 @@ def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
             print(escape_lone_surrogates(f"{name}: {path}"))
     summary = run.summary
     if summary.scored == 0:
-        why = (
-            "the input has no cases"
-            if summary.n == 0
-            else f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
-        )
+        if summary.n == 0:
+            why = "--limit 0 grades no case" if args.limit == 0 else "the input has no cases"
+        elif summary.n == 1:
+            why = "its one case is an ADAPTER_ERROR or HARNESS_ERROR"
+        else:
+            why = f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
         _error(f"nothing could be scored: {why} (exit status {EXIT_NOTHING_SCORED})")
         return EXIT_NOTHING_SCORED
     return EXIT_OK

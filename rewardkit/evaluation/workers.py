@@ -391,6 +391,10 @@ class ProcessExecutor:
             state.restore_polling()
             if state.forking:
                 gc.unfreeze()
+            # The feeder ends at `stop` within its 0.2 s wait for room; joined, it does not read
+            # the input (or close its generator) while the caller closes the file or exits.
+            if state.feeder.is_alive():
+                state.feeder.join(timeout=1.0)
         if state.accounting.malformed is not None:
             line, reason = state.accounting.malformed
             path = self.line_settings.path if self.line_settings is not None else "<input>"
@@ -564,8 +568,8 @@ class ProcessExecutor:
         return first + index, b"\n".join(data.split(b"\n")[index:])
 
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
-        path = self.line_settings.path if self.line_settings is not None else ""
-        return resolve_block(chunk, path)
+        source = self.line_settings.source if self.line_settings is not None else None
+        return resolve_block(chunk, source)
 
     def _case_of(self, item: Chunk) -> MathCase:
         """The parsed case behind a one-case chunk, for results made in the parent (crash, timeout)."""

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from eval_helpers import cli_command, read_header, read_jsonl
+from eval_helpers import cli_command, read_jsonl, read_metadata
 from hostile_inputs import ordinary_line
 
 from rewardkit.evaluation import EvalConfigError, run_math_eval
@@ -98,7 +98,7 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(
     assert_one_line_error(proc, 4, "cannot write the", str(target), "File too large")
     assert target.read_text(encoding="utf-8") == "the previous report\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["in.jsonl", "out.jsonl", target.name]
+        ["in.jsonl", "out.jsonl", ".out.jsonl.rewardkit.json", target.name]
     )
     assert len(read_jsonl(tmp_path / "out.jsonl")) == 1
 
@@ -106,11 +106,12 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(
 # --- resume: the results file says which input and which options ----------------------------
 
 
-def test_the_results_header_names_the_input_by_content_and_the_options(tmp_path: Path) -> None:
+def test_the_results_metadata_names_the_input_by_content_and_the_options(tmp_path: Path) -> None:
     data = write_cases(tmp_path / "in.jsonl", 3)
     out = tmp_path / "out.jsonl"
     run = run_math_eval(data, workers=0, output=out, policy="strict", timeout=2.0)
-    header = read_header(out)
+    header = read_metadata(out)
+    assert header["rewardkit_results"] == 2
     assert header["input"] == {
         "name": str(data),
         "bytes": data.stat().st_size,
@@ -163,16 +164,18 @@ def test_resume_refuses_another_input_or_other_options_unless_forced(
         "forced.json",
     )
     assert forced.returncode == 0, forced.stderr
-    assert json.loads((tmp_path / "forced.json").read_text())["n"] == 4 + 6
+    # the other input's results are not done cases of this one: left out, and said so
+    assert json.loads((tmp_path / "forced.json").read_text())["n"] == 6
+    assert "4 results are for ids the input does not have" in forced.stderr
+    assert "left out of the report" in forced.stderr
 
 
-def test_resume_refuses_a_results_file_without_a_header(tmp_path: Path) -> None:
+def test_resume_refuses_a_results_file_without_its_metadata(tmp_path: Path) -> None:
     data = write_cases(tmp_path / "in.jsonl", 2)
     out = tmp_path / "out.jsonl"
     run_math_eval(data, workers=0, output=out, limit=1)
-    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
-    out.write_text("".join(lines[1:]), encoding="utf-8")  # as an older rewardkit wrote it
-    with pytest.raises(EvalConfigError, match="no rewardkit header"):
+    (tmp_path / ".out.jsonl.rewardkit.json").unlink()  # copied without it
+    with pytest.raises(EvalConfigError, match="no rewardkit metadata"):
         run_math_eval(data, workers=0, output=out, resume=True)
     run = run_math_eval(data, workers=0, output=out, resume=True, force_resume=True)
     assert run.summary.n == 2
@@ -229,4 +232,4 @@ def test_resume_with_nothing_left_starts_nothing(tmp_path: Path, workers: str) -
     outcome = json.loads(proc.stdout.strip().splitlines()[-1])
     assert outcome == {"code": 0, "forks": 0, "grader_loaded": False}
     assert "0 cases graded" in proc.stdout
-    assert "5 resumed" in proc.stdout
+    assert "5 cases resumed" in proc.stdout
