@@ -603,9 +603,7 @@ def _write(source: _Source, options: _RunOptions, resumed: _Resumed) -> _Written
             )
             stack.callback(writer.close)
         batches = _grade(source, options, resumed, written.resumed_responses)
-        # closed here, not when collected: pools stopped and the feeder joined before the
-        # input and the results file close, whatever ends the loop
-        stack.callback(getattr(batches, "close", lambda: None))
+        stack.push(_closing(batches))
         advance = stack.enter_context(_progress_bar(resumed.total, enabled=options.progress))
         try:
             for batch in batches:
@@ -626,6 +624,24 @@ def _write(source: _Source, options: _RunOptions, resumed: _Resumed) -> _Written
             stacklevel=4,
         )
     return written
+
+
+def _closing(batches: Iterable[ResultBatch]) -> Callable[..., bool]:
+    """Close the batches' generator on leaving the loop, not when it is collected: its pools
+    stop and its feeder thread is joined before the input and the results file close, however
+    the loop ended. A failure to clean up never hides the error that ended the loop."""
+
+    def close(_type: object, error: BaseException | None, _traceback: object) -> bool:
+        closer = getattr(batches, "close", None)
+        if closer is not None:
+            if error is None:
+                closer()
+            else:
+                with contextlib.suppress(Exception):
+                    closer()
+        return False
+
+    return close
 
 
 def _take_batch(

@@ -4,6 +4,7 @@ while reading (`/dev/zero` stops at it, naming line 1). Real FIFOs, pipes and `/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -94,18 +95,16 @@ def test_the_block_reader_joins_a_long_line_from_a_pipe_once(tmp_path: Path) -> 
         blocks = list(read_blocks(stream, sizer=TaskSizer(16 << 10), path="<pipe>"))
     writer.join()
     assert b"".join(block for _first, block in blocks) == data
-    assert [first for first, _block in blocks][0] == 1
+    assert blocks[0][0] == 1
     long = data.split(b"\n")[1] + b"\n"
     assert [first for first, block in blocks if long in block] == [2]
 
 
 def _write_fifo(path: Path, data: bytes) -> threading.Thread:
     def feed() -> None:
-        with open(path, "wb") as handle:
-            try:
-                handle.write(data)
-            except BrokenPipeError:  # the reader stopped early (a refused line)
-                pass
+        # (the reader may stop early, at a refused line)
+        with contextlib.suppress(BrokenPipeError), open(path, "wb") as handle:
+            handle.write(data)
 
     thread = threading.Thread(target=feed, daemon=True)
     thread.start()

@@ -72,7 +72,9 @@ def test_ray_executor_without_ray_is_a_usage_error(tmp_path: Path) -> None:
         sys.exit(main(["eval", "math", "--executor", "ray", "--output", {str(output)!r}]))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 2, proc.stderr
     assert "pip install 'rewardkit[ray]'" in proc.stderr
     assert "Traceback" not in proc.stderr
