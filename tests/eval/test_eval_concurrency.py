@@ -13,6 +13,8 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -115,13 +117,61 @@ def test_a_second_run_on_a_results_file_in_use_is_refused(tmp_path: Path, mode: 
 
 RACE_MODES = ("plain", "overwrite", "resume", "other-input")
 
+RACER = textwrap.dedent(
+    """
+    import json, os, sys
+    from rewardkit.evaluation.cli import main
+
+    def forked(argv, log, gate, release):
+        # A process of its own (imports done once, in the parent), its output in `log`; it
+        # starts when the parent closes the gate, so that both runs of a race start together.
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            os.close(release)  # (the gate opens when no process holds its write end)
+            descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(descriptor, 1)
+            os.dup2(descriptor, 2)
+            os.read(gate, 1)
+            code = main(argv)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+    def race(runs, log):
+        gate, release = os.pipe()
+        pids = [forked(argv, f"{log}.{i}", gate, release) for i, argv in enumerate(runs)]
+        os.close(release)
+        codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+        os.close(gate)
+        return codes
+
+    outcomes = []
+    for number, attempt in enumerate(json.loads(sys.argv[1])):
+        log = os.path.join(sys.argv[2], f"log{number}")
+        if attempt["first"]:
+            assert race([attempt["first"]], log + ".first") == [0]
+        codes = race(attempt["runs"], log)
+        texts = [open(f"{log}.{i}", encoding="utf-8").read() for i in range(len(codes))]
+        outcomes.append([codes, texts])
+    print(json.dumps(outcomes))
+    """
+)
+
 
 @pytest.mark.slow
 def test_two_runs_started_together_never_corrupt_the_results(tmp_path: Path) -> None:
-    """The race itself, 20 times: two real processes started at once on one results file
-    (plain `-o`, `--overwrite` twice, `--resume` twice, two inputs). Whatever the timing, the
-    file ends whole (every line a row, no id twice, one input's cases exactly), every refusal
-    is a one-line exit 2, and a later `--resume` accepts the file."""
+    """The race itself, 20 times: two processes started at once on one results file (plain
+    `-o`, `--overwrite` twice, `--resume` twice, two inputs), each a process of its own forked
+    from one that imported rewardkit once. Whatever the timing, the file ends whole (every line
+    a row, no id twice, one input's cases exactly), every refusal is a one-line exit 2, and a
+    later `--resume` accepts the file."""
     inputs = {
         prefix: write_jsonl(
             tmp_path / f"{prefix}.jsonl",
@@ -132,26 +182,43 @@ def test_two_runs_started_together_never_corrupt_the_results(tmp_path: Path) -> 
         )
         for prefix in ("a", "b")
     }
+    plan = []
     for attempt in range(20):
         mode = RACE_MODES[attempt % len(RACE_MODES)]
-        out = tmp_path / f"out{attempt}.jsonl"
-        if mode == "resume":  # a partial results file for both to continue
-            run_math_eval(inputs["a"], workers=0, output=out, limit=30)
+        out = str(tmp_path / f"out{attempt}.jsonl")
         extra = {"overwrite": ["--overwrite"], "resume": ["--resume"]}.get(mode, [])
         second = "b" if mode == "other-input" else "a"
-        procs = [
-            start(str(inputs[prefix]), "--workers", "0", "-o", str(out), *extra, cwd=tmp_path)
-            for prefix in ("a", second)
-        ]
-        outcomes = [finish(proc) for proc in procs]
-        for code, err in outcomes:
-            assert code in (0, 2), err
+        common = ["math", "--workers", "1", "-o", out, *extra]
+        plan.append(
+            {
+                "first": (
+                    ["math", str(inputs["a"]), "--workers", "1", "-o", out, "--limit", "30"]
+                    if mode == "resume"
+                    else None
+                ),
+                "runs": [[*common, str(inputs[prefix])] for prefix in ("a", second)],
+            }
+        )
+    proc = subprocess.run(
+        [sys.executable, "-c", RACER, json.dumps(plan), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=cli_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    outcomes = json.loads(proc.stdout.strip().splitlines()[-1])
+    for attempt, (codes, texts) in enumerate(outcomes):
+        mode = RACE_MODES[attempt % len(RACE_MODES)]
+        for code, text in zip(codes, texts):
+            assert code in (0, 2), text
             if code == 2:
-                assert IN_USE in err or "exists and is not empty" in err, err
-                assert len(err.strip().splitlines()) == 1, err
-        assert any(code == 0 for code, _ in outcomes), outcomes
+                assert IN_USE in text or "exists and is not empty" in text, text
+                assert len(text.strip().splitlines()) == 1, text
+        assert 0 in codes, (mode, texts)
+        out = tmp_path / f"out{attempt}.jsonl"
         ids = result_ids(out)
-        assert len(ids) == len(set(ids)) == 80, (mode, outcomes)
+        assert len(ids) == len(set(ids)) == 80, (mode, codes)
         assert {case_id[0] for case_id in ids} in ({"a"}, {"b"}), mode
         # a later resume accepts the file, and finds nothing left
         again = run_math_eval(inputs[ids[0][0]], workers=0, output=out, resume=True)
