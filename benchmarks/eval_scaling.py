@@ -188,11 +188,13 @@ def compare_trees(path: Path, timeout: float, baseline: Path, repeat: int, n: in
     checkout of the commit before a change), interleaved run by run, so that the machine's
     load falls on both alike: the before/after of a change, in one run."""
     walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
     for _ in range(repeat):
         for kind in RUNNER_KINDS:
             for side, tree in (("before", baseline), ("after", None)):
                 run = run_fresh(kind, path, timeout, tree)
                 walls.setdefault((kind, side), []).append(run["wall"])
+                cpus.setdefault((kind, side), []).append(run["main_cpu"] + run["worker_cpu"])
     print(f"\nbefore ({baseline}) and after (this tree), interleaved, {repeat} runs each:")
     print(
         f"  {'':<14}{'before best':>12}{'after best':>12}{'ratio':>8}{'before med':>12}{'after med':>12}{'ratio':>8}"
@@ -205,6 +207,17 @@ def compare_trees(path: Path, timeout: float, baseline: Path, repeat: int, n: in
             f"{med_b:12.2f}{med_a:12.2f}{med_a / med_b:8.2f}"
         )
     print(f"  ({n} cases; wall seconds; ratio after / before: below 1 is faster)")
+    print(
+        "  CPU of the run's processes (main + workers), us per case, median (less sensitive to load):"
+    )
+    for kind in RUNNER_KINDS:
+        before, after = (sorted(cpus[kind, side]) for side in ("before", "after"))
+        med_b, med_a = before[len(before) // 2] / n * 1e6, after[len(after) // 2] / n * 1e6
+        print(f"  {kind:<14}{med_b:12.1f}{med_a:12.1f}{med_a / med_b:8.2f}")
+    for kind in RUNNER_KINDS:
+        for side in ("before", "after"):
+            walls_text = ", ".join(f"{wall:.2f}" for wall in walls[kind, side])
+            print(f"  {kind:<10}{side:<8}all walls, in order: {walls_text}")
 
 
 def main() -> None:

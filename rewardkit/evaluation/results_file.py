@@ -426,12 +426,14 @@ class ResultsLock:
         return self
 
     def release(self, *, failed: bool = False) -> None:
-        """Unlock. A run that failed before writing anything removes the file it created."""
+        """Unlock. A run that failed before writing a result removes the file it created (and
+        the metadata written beside it)."""
         descriptor, self.descriptor = self.descriptor, None
         if descriptor is None:
             return
         with contextlib.suppress(OSError):
             if failed and self.created and os.fstat(descriptor).st_size == 0:
+                os.unlink(metadata_path(self.path))
                 os.unlink(self.path)
         _held_locks.discard(descriptor)
         os.close(descriptor)

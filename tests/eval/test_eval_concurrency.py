@@ -370,3 +370,23 @@ def test_resume_refuses_results_for_ids_the_input_does_not_have(tmp_path: Path) 
     assert "left out of the report" in forced.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert (report["n"], report["timings"]["new_cases"]) == (400, 200)
+
+
+def test_responses_read_back_after_the_run_come_from_the_file_it_graded(tmp_path: Path) -> None:
+    """`run.results` is built when first asked for, after the run: responses are read back
+    from the input only if its path still names the file the run graded, unchanged."""
+    rows = [{"id": f"c{i}", "response": rf"so \boxed{{{i}}}", "gold": str(i)} for i in range(5)]
+    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    kept = run_math_eval(data, workers=2)
+    replaced = run_math_eval(data, workers=2)
+    assert [r.response for r in kept.results] == [row["response"] for row in rows]
+    write_jsonl(tmp_path / "new.jsonl", [{**row, "response": "other"} for row in rows])
+    os.replace(tmp_path / "new.jsonl", data)
+    assert [r.response for r in replaced.results] == [None] * 5
+
+
+def test_a_failed_run_leaves_no_empty_results_file_behind(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "in.jsonl", ["{not json"])
+    out = tmp_path / "out.jsonl"
+    assert run(str(data), "--workers", "0", "-o", str(out), cwd=tmp_path).returncode == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
