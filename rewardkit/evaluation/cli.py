@@ -379,7 +379,8 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     workers = args.workers
     if args.executor == "local" and workers:
-        workers, capped = capped_workers(workers)
+        with command_line_names():
+            workers, capped = capped_workers(workers)
         if capped:
             print(f"{PROG}: warning: {capped}", file=sys.stderr)
     _install_signal_handlers()

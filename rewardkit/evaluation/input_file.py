@@ -165,9 +165,9 @@ class InputFile:
         size = f"{self._state[0]:,} bytes when the run opened it, {now[0]:,} now"
         raise InputChangedError(
             f"the input file changed while the run read it ({size}): its results would mix "
-            "two versions of it. Grade it again once it is written (replace a file with a "
-            f"temporary file and `mv`, which a run does not notice); {option('overwrite')} "
-            "starts over",
+            "two versions of it. Grade it once it is written, with "
+            f"{option('overwrite')}; to update an input under a run, write a new file and "
+            "`mv` it over: the run grades the file it opened, whole",
             path=str(self.path),
         )
 

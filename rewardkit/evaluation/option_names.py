@@ -24,6 +24,7 @@ _COMMAND_LINE = {
     "executor_ray": "--executor ray",
     "max_line_bytes": "--max-line-size",
     "limit": "--limit",
+    "workers": "--workers",
 }
 
 _PYTHON = {
@@ -38,6 +39,7 @@ _PYTHON = {
     "executor_ray": 'executor="ray"',
     "max_line_bytes": "max_line_bytes=...",
     "limit": "limit=...",
+    "workers": "workers=...",
 }
 
 _names = [_PYTHON]
@@ -46,6 +48,13 @@ _names = [_PYTHON]
 def option(name: str) -> str:
     """The option `name` (a `run_math_eval` argument) as the reader of the message writes it."""
     return _names[-1][name]
+
+
+def option_with(name: str, value: object) -> str:
+    """The option `name` given `value`: `--workers 64`, or `workers=64`."""
+    if _names[-1] is _COMMAND_LINE:
+        return f"{_COMMAND_LINE[name]} {value}"
+    return f"{name}={value!r}"
 
 
 @contextlib.contextmanager

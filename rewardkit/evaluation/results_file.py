@@ -156,7 +156,8 @@ def _read_metadata(path: Path) -> Mapping[str, Any] | None:
         return None
     except OSError as exc:
         raise EvalInputError(
-            f"cannot read the run's metadata for --resume: {os_error_reason(exc)}", path=str(where)
+            f"cannot read the run's metadata for {option('resume')}: {os_error_reason(exc)}",
+            path=str(where),
         ) from None
     try:
         metadata = json.loads(data)
@@ -240,7 +241,7 @@ def read_results(path: str | Path) -> ResultsFile:
         return ResultsFile(None, [])
     except OSError as exc:
         raise EvalInputError(
-            f"cannot read results for --resume: {os_error_reason(exc)}", path=name
+            f"cannot read results for {option('resume')}: {os_error_reason(exc)}", path=name
         ) from None
     header = _read_metadata(Path(path))
     legacy = 0

@@ -61,6 +61,7 @@ from rewardkit.evaluation.grading import (
     timeout_result,
     warm_up,
 )
+from rewardkit.evaluation.option_names import option_with
 from rewardkit.evaluation.scoring import CaseResult
 
 SourceItem = MathCase | DecidedCase
@@ -881,7 +882,8 @@ def capped_workers(requested: int | None) -> tuple[int, str | None]:
         return cores, None
     if requested > cores:
         return cores, (
-            f"--workers {requested} is more than the {cores} core{'s' if cores != 1 else ''} "
+            f"{option_with('workers', requested)} is more than the {cores} "
+            f"core{'s' if cores != 1 else ''} "
             f"this process may use; using {cores}"
         )
     return requested, None

@@ -207,5 +207,5 @@ def test_more_workers_than_cores_are_capped_with_a_warning(tmp_path: Path, run_c
     assert len(proc.stderr.strip().splitlines()) == 1
     executor = json.loads((tmp_path / "r.json").read_text())["timings"]["executor"]
     assert executor == f"{cores} worker process{'es' if cores > 1 else ''}"
-    with pytest.warns(RuntimeWarning, match="more than the"):
+    with pytest.warns(RuntimeWarning, match=rf"workers={cores + 1} is more than the"):
         run_math_eval(two_cases(tmp_path), workers=cores + 1)
