@@ -51,7 +51,7 @@ class InputFingerprint:
     """The identity of a run's input: its name, size and SHA-256.
 
     A regular file is hashed in a background thread (about 20 ms for 20 MB, with the GIL
-    released) while the first cases are graded; the results file's header waits for it.
+    released) while the first cases are graded; the results file's metadata waits for it.
     A pipe cannot be read twice, so it has a name only (and cannot be checked on resume)."""
 
     def __init__(self, name: str, *, size: int | None = None, sha256: str | None = None) -> None:
@@ -177,7 +177,7 @@ class ResultsFile:
     """What an existing results file holds: the run's metadata (None if it has none) and its
     results."""
 
-    header: Mapping[str, Any] | None
+    metadata: Mapping[str, Any] | None
     results: list[CaseResult]
     valid_bytes: int = 0
     """Length of the file's complete lines (a torn last line starts after them)."""
@@ -207,8 +207,8 @@ class ResultsFile:
             return
         try:
             with open(path, "r+b") as handle:
-                if self.legacy_header_bytes and self.header is not None:
-                    write_metadata(path, self.header)
+                if self.legacy_header_bytes and self.metadata is not None:
+                    write_metadata(path, self.metadata)
                     handle.seek(self.legacy_header_bytes)
                     rest = handle.read(self.valid_bytes - self.legacy_header_bytes)
                     handle.seek(0)
@@ -243,7 +243,7 @@ def read_results(path: str | Path) -> ResultsFile:
         raise EvalInputError(
             f"cannot read results for {option('resume')}: {os_error_reason(exc)}", path=name
         ) from None
-    header = _read_metadata(Path(path))
+    metadata = _read_metadata(Path(path))
     legacy = 0
     results: list[CaseResult] = []
     numbers: list[int] = []
@@ -257,7 +257,7 @@ def read_results(path: str | Path) -> ResultsFile:
                 record = fast_loads(raw)
                 if number == 1 and _is_metadata(record):
                     legacy = len(raw) + (0 if unterminated else 1)
-                    header = header or record
+                    metadata = metadata or record
                     good_end += legacy
                     continue
                 result = CaseResult.from_json(record)
@@ -275,7 +275,7 @@ def read_results(path: str | Path) -> ResultsFile:
                 numbers.append(number)
         good_end += len(raw) + (0 if unterminated else 1)
     return ResultsFile(
-        header,
+        metadata,
         results,
         valid_bytes=good_end,
         ends_with_newline=good_end == 0 or data[good_end - 1 : good_end] == b"\n",
@@ -306,16 +306,16 @@ def check_resumable(
     changed while it was graded)."""
     if existing.empty:
         return
-    header = existing.header
+    metadata = existing.metadata
     problems: list[str] = []
-    if header is None:
+    if metadata is None:
         problems.append(
             f"it has no rewardkit metadata ({metadata_path(path).name} is missing beside it: "
             "written by hand, by an older rewardkit, or copied without it)"
         )
     else:
-        problems += _input_differences(dict(header.get("input") or {}), fingerprint)
-        changed = _differences(dict(header.get("grading") or {}), grading)
+        problems += _input_differences(dict(metadata.get("input") or {}), fingerprint)
+        changed = _differences(dict(metadata.get("grading") or {}), grading)
         if changed:
             problems.append("they were graded with other options (" + "; ".join(changed) + ")")
     if problems:
