@@ -6,7 +6,7 @@ One source of truth for the runtime (which fields exist), the static checks
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -17,6 +17,15 @@ PREDEFINED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
         "context": "The rollout's `rewardkit.Context`: rollout id, metadata and shared resources "
         "(`await context.acquire_resource(...)`).",
         "id": "The rollout id (str), the same as `context.rollout_id`.",
+        "prompt": "The prompt's text (str): a text prompt as given (OpenRLHF's prompt after the chat "
+        "template, TRL's standard data), a chat prompt's last user message (TRL's conversational data, "
+        "verl's `raw_prompt`).",
+        "completion": "The completion's messages (list of dicts with `role` and `content`): the messages "
+        "after the prompt, the tail of `trajectory` (tool calls and tool results included).",
+        "completion_ids": "The completion's token ids (list of int), where the framework has them "
+        "(TRL; verl through rewardkit's reward managers).",
+        "completion_length": "The completion's length in tokens (int), where the framework has them "
+        "(TRL; verl through rewardkit's reward managers).",
     }
 )
 """Fields every reward may declare, whatever the task: name -> what it receives."""
@@ -31,3 +40,27 @@ AGENTFLY_INJECTED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 """Extra names AgentFly's runner injects; the `preset = "agentfly"` check config adds them."""
+
+FRAMEWORK_CALL_FIELDS: Final[Mapping[str, tuple[str, frozenset[str]]]] = MappingProxyType(
+    {
+        "to_verl": ("verl's compute_score", frozenset({"solution_str", "solution_strs"})),
+        "to_trl": ("TRL's reward function", frozenset({"completions", "completion_ids"})),
+        "to_openrlhf": ("OpenRLHF's reward_func", frozenset({"queries", "query"})),
+    }
+)
+"""Adapter -> (the framework call it answers, keyword names only that call passes): a reward
+called with these fields was handed to the framework bare, without its adapter."""
+
+
+def framework_hint(names: Iterable[str]) -> str:
+    """The advice for a reward called the way a framework calls its reward function: which
+    ``rewardkit.adapters`` wrapper to use (``""`` when ``names`` match no framework's call)."""
+    given = set(names)
+    for adapter, (call, markers) in FRAMEWORK_CALL_FIELDS.items():
+        if given & markers:
+            return (
+                f". These are the arguments of {call}: a rewardkit reward is handed to it through its "
+                f"adapter, e.g. `from rewardkit.adapters import {adapter}` and `reward_fn = {adapter}(my_reward)` "
+                f"(see docs/adapters.md)"
+            )
+    return ""

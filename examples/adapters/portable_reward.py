@@ -21,7 +21,7 @@ compute_score = to_verl(final_number, timeout=10.0)
 # the dataset's "solution" column feeds the reward's `answer`.
 trl_reward = to_trl(final_number, field_map={"solution": "answer"}, timeout=10.0)
 
-# OpenRLHF: --remote_rm_url portable_reward.py --label_key answer (it loads `reward_func`).
+# OpenRLHF: --reward.remote_url portable_reward.py --data.label_key answer (it loads `reward_func`).
 reward_func = to_openrlhf(final_number, timeout=10.0)
 
 # AgentFly awaits its rewards: this makes the sync `final_number` awaitable, with a timeout

@@ -7,7 +7,7 @@ framework's result shape, and a per-call timeout and error policy the frameworks
 See docs/adapters.md.
 """
 
-from rewardkit.adapters.agentfly import AgentFlyReward, to_agentfly
+from rewardkit.adapters.agentfly import AgentFlyReward, register_in_agentfly, to_agentfly
 from rewardkit.adapters.base import AdapterStats, RewardAdapter
 from rewardkit.adapters.messages import COMMON_STOP_STRINGS, AdapterInputError
 from rewardkit.adapters.openrlhf import OPENRLHF_RESERVED_EXTRAS, OpenRLHFReward, to_openrlhf
@@ -37,6 +37,7 @@ __all__ = [
     "TrlReward",
     "VerlReward",
     "VerlScore",
+    "register_in_agentfly",
     "to_agentfly",
     "to_openrlhf",
     "to_trl",

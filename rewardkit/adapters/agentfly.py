@@ -7,26 +7,51 @@ and reads ``result["reward"]`` from the dict it gets back (other keys are extras
 
 A rewardkit reward object already takes that call (it picks the fields it declares and
 ignores the rest); ``to_agentfly`` adds what AgentFly lacks: always awaitable, a flat
-``{"reward": ..., **extras}`` dict, a per-call timeout and a fallback with an ``error`` extra.
+``{"reward": ..., **extras, "error": ...}`` dict with the same keys on every call (the reward's
+result schema; ``error`` is ``""`` unless the call failed), a per-call timeout and a fallback.
 """
 
 from __future__ import annotations
 
+import importlib
+import types
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.base import ExecutionMode, OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.messages import prompt_text
+
+
+def with_prompt_and_completion(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` plus ``prompt`` and ``completion`` split from AgentFly's ``trajectory`` at its
+    first assistant message (kept as given when the caller passes them, or without a trajectory)."""
+    trajectory = fields.get("trajectory")
+    if not isinstance(trajectory, list) or ("prompt" in fields and "completion" in fields):
+        return fields
+    start = next(
+        (i for i, m in enumerate(trajectory) if isinstance(m, dict) and m.get("role") == "assistant"), len(trajectory)
+    )
+    derived = {"prompt": prompt_text(trajectory[:start]), "completion": trajectory[start:]}
+    return {**derived, **fields}
+
+
+AGENTFLY_REGISTRY_MODULES = ("agentfly.rewards.reward_base", "agentfly.rewards")
+"""Where AgentFly's ``register_reward`` lives (its reward runtime, then the package re-exporting it)."""
+
+AGENTFLY_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
+    {"error": "the adapter reports failures under it"}
+)
 
 
 class AgentFlyReward(RewardAdapter):
     """AgentFly reward (``async def``): ``await adapter(**fields)`` -> ``{"reward": ..., **extras}``."""
 
     framework: ClassVar[str] = "AgentFly"
+    reserved_extras: ClassVar[Mapping[str, str]] = AGENTFLY_RESERVED_EXTRAS
 
     async def __call__(self, **fields: Any) -> dict[str, Any]:
-        scored = await self.score_one_async(fields)
-        if scored.error is not None:
-            return {"reward": scored.reward, "error": scored.error}
-        return {**(scored.extras or {}), "reward": scored.reward}
+        scored = await self.score_one_async(with_prompt_and_completion(fields))
+        return {"reward": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""}
 
 
 async def _agentfly_reward(**fields: Any) -> dict[str, Any]:
@@ -42,10 +67,56 @@ def to_agentfly(
     *,
     name: str | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
+    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
+    missing_extra: Any = None,
 ) -> AgentFlyReward:
     """Wrap ``reward`` for AgentFly's runner (where a ``@reward`` object also works as is) to
-    get a per-call ``timeout`` and a ``fallback`` with an ``error`` extra on failure."""
-    return AgentFlyReward(reward, name=name, timeout=timeout, on_error=on_error, fallback=fallback)
+    get a per-call ``timeout``, a ``fallback`` with an ``error`` extra on failure, and the same
+    extras keys on every call (``extra_keys``, ``missing_extra``: see ``to_verl``); ``execution``
+    runs it in a thread or a worker process (see ``rewardkit.execution``)."""
+    return AgentFlyReward(
+        reward,
+        name=name,
+        timeout=timeout,
+        execution=execution,
+        on_error=on_error,
+        fallback=fallback,
+        extra_keys=extra_keys,
+        missing_extra=missing_extra,
+    )
 
+
+
+def _agentfly_registry() -> Any:
+    """AgentFly's reward registry module (the one with ``register_reward``), imported."""
+    for module in AGENTFLY_REGISTRY_MODULES:
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError:
+            continue
+        if callable(getattr(loaded, "register_reward", None)):
+            return loaded
+    raise ImportError(
+        "AgentFly is not importable here (no register_reward in "
+        f"{' or '.join(AGENTFLY_REGISTRY_MODULES)}); install AgentFly, or pass registry=<its reward_base module>"
+    )
+
+
+def register_in_agentfly(reward: Any, *, name: str | None = None, registry: Any = None, **options: Any) -> AgentFlyReward:
+    """Make ``reward`` visible to AgentFly's registry, so that an AgentFly config's
+    ``reward_name: <name>`` finds it (``get_reward_from_name``), and return the adapter registered.
+
+    The reward goes in as ``to_agentfly(reward, name=name, **options)``: awaitable, a flat dict
+    with the same keys on every call, timeout and fallback. ``name`` defaults to the reward's name
+    (AgentFly looks names up in lower case). ``registry``: AgentFly's ``reward_base`` module (or any
+    module with its ``register_reward(name, fn)``), by default imported from ``agentfly.rewards``.
+    Call it where AgentFly will have imported it before building the agent (the training script,
+    or a module the config's tools import).
+    """
+    adapter = to_agentfly(reward, name=name, **options)
+    module = _agentfly_registry() if registry is None else registry
+    module.register_reward(adapter.__name__, adapter)
+    return adapter

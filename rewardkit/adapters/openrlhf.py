@@ -1,33 +1,44 @@
-"""OpenRLHF: ``reward_func(queries, prompts, labels)`` for ``--remote_rm_url path/to/file.py``.
+"""OpenRLHF: ``reward_func(queries, prompts, labels)`` for ``--reward.remote_url path/to/file.py``.
 
 OpenRLHF (0.11) imports ``reward_func`` from the file and calls it from a worker thread
 (``asyncio.to_thread``) with one-element lists: ``queries`` (the prompt and the response,
 decoded with ``skip_special_tokens=False``), ``prompts`` (the prompt text after the chat
-template) and ``labels`` (the dataset's ``label_key`` column). It expects a dict with
+template) and ``labels`` (the dataset's ``--data.label_key`` column). It expects a dict with
 ``rewards`` (for advantages), ``scores`` (for dynamic filtering) and ``extra_logs`` (one value
 per sample per key, logged to wandb), as tensors. It never awaits: the adapter is sync and
 runs an async reward to completion itself.
 
 Field mapping (defaults; change with ``field_map``): ``final_response`` is the query minus its
-prompt, without trailing end-of-turn markers (``stop_strings``); ``trajectory`` is the prompt
-as a user message and the response as an assistant message; a label holding several fields
+prompt, without trailing end-of-turn markers (``stop_strings``), or its last assistant turn when
+the response holds several (an agent's multi-turn rollout rendered with ChatML or Llama 3
+markers: ``completion`` is then those turns as messages, else the response as one assistant
+message); ``trajectory`` is the prompt as a user message followed by ``completion``; ``prompt``
+is the prompt's text; a label holding several fields
 (a dict, or a JSON object in a string) gives one task field per key, any other label becomes
 ``answer`` (``field_map={"label": ...}`` renames it).
 
-Results: ``rewards`` and ``scores`` (the same values), ``extra_logs`` with the numeric extras
-(bools as 1/0; non-numeric extras are not logged) and ``error`` (1.0 for a failed sample);
-``torch`` tensors when torch is importable (``return_tensors=None``), lists otherwise.
+Results: ``rewards`` and ``scores`` (the same values), ``extra_logs`` and ``error`` (1.0 for a
+failed sample); ``torch`` tensors when torch is importable (``return_tensors=None``), lists
+otherwise. ``extra_logs`` holds every extra of the reward's result schema (fixed when the adapter
+is built) except those known not to be numbers (a string or a container in the returns, or
+``str``/``list``/``dict`` declared in ``extra_keys``): OpenRLHF concatenates every sample's info by key, so each key is in every row.
+Bools log as 1/0. A failed sample's extras, and a value that is not a finite number, log as
+``missing_extra`` (0.0): OpenRLHF averages each info key with ``torch.mean``, where a NaN would
+make the logged mean NaN; ``error`` tells the failed rows apart.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
+import math
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -36,11 +47,15 @@ from rewardkit.adapters.base import (
 from rewardkit.adapters.messages import (
     COMMON_STOP_STRINGS,
     AdapterInputError,
+    chat_turns,
     decode_label,
+    last_assistant_text,
     response_from_query,
     strip_stop_strings,
 )
 from rewardkit.metrics import as_number
+
+logger = logging.getLogger("rewardkit.adapters")
 
 OPENRLHF_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -80,14 +95,24 @@ class OpenRLHFReward(RewardAdapter):
         missing_extra: Any = 0.0,
         **options: Any,
     ) -> None:
-        if as_number(missing_extra) is None:
+        number = as_number(missing_extra)
+        if number is None or not math.isfinite(number):
             raise ValueError(
-                f"missing_extra must be a number for OpenRLHF, whose extra_logs are tensors; got {missing_extra!r}"
+                f"missing_extra must be a finite number for OpenRLHF, whose extra_logs are tensors it "
+                f"averages (a NaN would poison the mean); got {missing_extra!r}"
             )
-        super().__init__(reward, missing_extra=missing_extra, **options)
+        super().__init__(reward, missing_extra=number, **options)
+        if self.is_group and self.reward.over == "group":
+            # Raised here: OpenRLHF logs and swallows what reward_func raises, leaving samples unrewarded.
+            raise self.group_error(
+                f"{self.group_hint()} (file and HTTP paths alike), so the samples of a prompt never meet "
+                "in one call; a reward declared @group_reward(over='batch') is scored over each call"
+            )
         self.stop_strings = tuple(stop_strings)
         self.return_tensors = return_tensors
-        self._numeric_keys: tuple[str, ...] | None = None
+        self.logged_keys = tuple(key for key in self.schema.keys if self.schema.kinds[key] in ("number", "any"))
+        """The extras in ``extra_logs``: the schema's, less those known not to be numbers."""
+        self._warned: set[str] = set()
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "stop_strings": self.stop_strings, "return_tensors": self.return_tensors}
@@ -109,29 +134,41 @@ class OpenRLHFReward(RewardAdapter):
                 target = self.mapped(source, source)
                 if target is not None:
                     task[target] = value
-        trajectory = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-        return compose_fields(
-            self, task, {"final_response": response, "trajectory": trajectory}, where=where
-        )
+        completion = chat_turns(response)
+        predefined = {
+            "final_response": last_assistant_text(completion, where=where),
+            "completion": completion,
+            "trajectory": [{"role": "user", "content": prompt}, *completion],
+            "prompt": prompt,
+        }
+        return compose_fields(self, task, predefined, where=where)
 
-    def numeric_keys(self, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored]) -> tuple[str, ...]:
-        """The extras keys logged to ``extra_logs``: those whose first successful value is a number."""
-        if self._numeric_keys is None:
-            for row, item in zip(rows, scored):
-                if item.error is None and self.schema.keys is not None:
-                    self._numeric_keys = tuple(key for key in self.schema.keys if as_number(row[key]) is not None)
-                    break
-        return self._numeric_keys or ()
+    def group_hint(self) -> str:
+        return "OpenRLHF 0.11 calls reward_func with one sample per call"
+
+    def log_value(self, key: str, value: Any) -> float:
+        """``value`` of extra ``key`` as ``extra_logs`` holds it: a finite number, else ``missing_extra``."""
+        number = as_number(value)
+        if number is not None and math.isfinite(number):
+            return number
+        if value is not None and key not in self._warned:
+            self._warned.add(key)
+            logger.warning(
+                "reward %r: extra %r is %r, not a finite number; OpenRLHF's extra_logs holds numbers, so it "
+                "logs %r: declare it as text (extra_keys={%r: str, ...}) to leave it out of extra_logs",
+                self.__name__,
+                key,
+                value,
+                self.missing_extra,
+                key,
+            )
+        return self.missing_extra  # type: ignore[no-any-return]
 
     def result(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs``."""
-        rows = self.schema.conform_all([item.extras for item in scored])
+        """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs`` (the same keys on every call)."""
+        rows = [self.schema.conform(item.extras) for item in scored]
         rewards = [float(item.reward) for item in scored]  # type: ignore[arg-type]
-        missing = float(as_number(self.missing_extra))  # type: ignore[arg-type]
-        extra_logs: dict[str, list[float]] = {}
-        for key in self.numeric_keys(rows, scored):
-            values = (as_number(row[key]) for row in rows)
-            extra_logs[key] = [missing if value is None else value for value in values]
+        extra_logs = {key: [self.log_value(key, row[key]) for row in rows] for key in self.logged_keys}
         extra_logs["error"] = [0.0 if item.error is None else 1.0 for item in scored]
         torch = None if self.return_tensors is False else _torch()
         if self.return_tensors and torch is None:
@@ -154,6 +191,8 @@ class OpenRLHFReward(RewardAdapter):
             self.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
+        if self.is_group:
+            return self.result(self.score_groups(samples, [list(range(len(samples)))]))
         return self.result(self.score_batch(samples))
 
 
@@ -163,16 +202,23 @@ def to_openrlhf(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
-    extra_keys: Iterable[str] | None = None,
+    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
     missing_extra: float = 0.0,
     concurrency: int = DEFAULT_CONCURRENCY,
     stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
     return_tensors: bool | None = None,
 ) -> OpenRLHFReward:
-    """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--remote_rm_url``,
+    """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--reward.remote_url``,
     write ``reward_func = to_openrlhf(my_reward)``.
+
+    Or serve it over HTTP, off the training nodes: ``rewardkit serve my_rewards:my_reward`` (or
+    ``rewardkit serve file.py:reward_func``, with this adapter's options), then pass OpenRLHF the
+    URL form, ``--reward.remote_url http://HOST:8000/get_reward`` (several URLs shard each batch;
+    ``.../get_reward/NAME`` picks one of several served rewards). The server answers with exactly
+    this adapter's result, as JSON lists (docs/serve.md).
 
     Always sync (OpenRLHF calls it from a thread and never awaits); an async reward is run to
     completion inside. ``stop_strings``: end-of-turn markers stripped from the response's end.
@@ -183,6 +229,7 @@ def to_openrlhf(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,

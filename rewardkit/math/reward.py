@@ -23,7 +23,7 @@ class MathHarnessError(RewardError):
         self.verdict = verdict
 
 
-@reward(name="math_reward")
+@reward(name="math_reward", extra_keys={"correct": bool, "tag": str, "reason": str})
 def math_reward(final_response: str, answer: str) -> dict[str, Any]:
     """Grade the response's last ``\\boxed{}`` against ``answer`` (lenient policy, 1 CPU-second budget).
 

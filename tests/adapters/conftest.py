@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -38,3 +39,19 @@ def ray_session() -> Iterator[Any]:
     finally:
         ray.shutdown()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def verl() -> Any:
+    """The ``verl`` package (the ``frameworks`` extra), whose reward managers and loop are tested here."""
+    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
+
+
+@pytest.fixture
+def event_loop_of_a_worker() -> Iterator[asyncio.AbstractEventLoop]:
+    """The current event loop, as in a fresh verl worker: the reward loop's managers take it at init."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    asyncio.set_event_loop(None)
+    loop.close()

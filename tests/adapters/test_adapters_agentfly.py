@@ -54,7 +54,8 @@ def test_to_agentfly_is_awaitable_for_sync_and_async_rewards() -> None:
         adapter = to_agentfly(reward)
         assert inspect.iscoroutinefunction(adapter)
         assert asyncio.run(agentfly_runner(adapter)) == 1.0
-        assert asyncio.run(adapter(**agentfly_call_fields())) == {"reward": 1.0, "matched": True, "length": 2}
+        # The same keys on every call: the reward's extras and `error` ("" unless the call failed).
+        assert asyncio.run(adapter(**agentfly_call_fields())) == {"reward": 1.0, "matched": True, "length": 2, "error": ""}
 
 
 def test_to_agentfly_counts_calls() -> None:

@@ -133,16 +133,17 @@ def test_declared_extra_keys_fix_the_key_set() -> None:
     }
 
 
-@pytest.mark.parametrize("key", ["score", "reward", "uid", "data_source"])
+@pytest.mark.parametrize("key", ["score", "uid", "data_source"])
 def test_reserved_extra_names_are_rejected(key: str) -> None:
     with pytest.raises(RewardShapeError, match=rf"extra '{key}'.*verl reserves"):
         to_verl(exact, extra_keys=[key])
+    with pytest.raises(RewardShapeError, match="cannot hold 'reward'"):
+        to_verl(exact, extra_keys=["reward"])
 
 
-def test_reserved_extra_returned_by_the_reward_raises() -> None:
-    compute_score = to_verl(reserved_extra)
-    with pytest.raises(RewardShapeError, match=r"'adapters_reserved': extra 'uid'.*groups GRPO's samples"):
-        compute_score(data_source="d", solution_str="x", ground_truth=None, extra_info=None)
+def test_reserved_extra_in_the_rewards_returns_raises_when_the_adapter_is_built() -> None:
+    with pytest.raises(RewardShapeError, match=r"'adapters_reserved': extra 'uid' in its returns .*groups GRPO's samples"):
+        to_verl(reserved_extra)
 
 
 def test_async_reward_gives_an_async_adapter_verl_awaits() -> None:

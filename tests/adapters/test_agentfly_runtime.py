@@ -161,6 +161,46 @@ def test_through_agentflys_registry(agentfly: ModuleType) -> None:
         agentfly.REWARD_REGISTRY.pop("rk_registered_keyword", None)
 
 
+def failing_on_empty(final_response: str, answer: str) -> dict[str, Any]:
+    if not final_response:
+        raise ValueError("empty response")
+    return {"reward": float(answer in final_response), "found": answer in final_response}
+
+
+@pytest.mark.parametrize("explicit", [True, False], ids=["registry=module", "imported from agentfly.rewards"])
+def test_register_in_agentfly_makes_a_config_reward_name_find_it(
+    agentfly: ModuleType, monkeypatch: pytest.MonkeyPatch, explicit: bool
+) -> None:
+    from rewardkit.adapters import register_in_agentfly
+
+    rewardkit_reward = reward(failing_on_empty, name="RK_Failing_On_Empty", auto_register=False)
+    if not explicit:  # AgentFly installed: its registry is agentfly.rewards.reward_base
+        package = sys.modules[PACKAGE]
+        monkeypatch.setitem(sys.modules, "agentfly", package)
+        monkeypatch.setitem(sys.modules, "agentfly.rewards", package)
+        monkeypatch.setitem(sys.modules, "agentfly.rewards.reward_base", agentfly)
+    adapter = register_in_agentfly(rewardkit_reward, registry=agentfly if explicit else None, timeout=30.0)
+    try:
+        config = {"reward_name": "rk_failing_on_empty"}  # an AgentFly agent config's reward
+        found = agentfly.get_reward_from_name(config["reward_name"])
+        assert found is adapter
+        # The failing sample first: the same keys as a success, the failure text in `error`.
+        failed = asyncio.run(agentfly.calculate_reward(found, **runner_fields(final_response="")))
+        assert (failed.reward, failed.extras) == (0.0, {"found": None, "error": "ValueError: empty response"})
+        passed = asyncio.run(agentfly.calculate_reward(found, **runner_fields()))
+        assert (passed.reward, passed.extras) == (1.0, {"found": True, "error": ""})
+    finally:
+        agentfly.REWARD_REGISTRY.pop("rk_failing_on_empty", None)
+
+
+def test_register_in_agentfly_without_agentfly_says_how(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewardkit.adapters import register_in_agentfly
+
+    monkeypatch.setitem(sys.modules, "agentfly", None)  # `import agentfly...` raises ImportError
+    with pytest.raises(ImportError, match="registry=<its reward_base module>"):
+        register_in_agentfly(reward(failing_on_empty, auto_register=False))
+
+
 def test_a_direct_calls_result_reads_as_agentflys_dict(agentfly: ModuleType) -> None:
     rewardkit_reward = reward(returns_dict, name="rk_direct", auto_register=False)
     native = agentfly.reward(name="af_direct", auto_register=False)(returns_dict)

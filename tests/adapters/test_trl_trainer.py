@@ -54,11 +54,18 @@ def judge_down(final_response: str, answer: str) -> float:
     raise RuntimeError("judge API unreachable")
 
 
-def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> None:
-    trl = require_module("trl", "the frameworks extra installs TRL, whose GRPOTrainer is run here")
-    datasets = require_module("datasets", "TRL's trainer takes a datasets.Dataset")
-    transformers = require_module("transformers", "TRL's trainer trains a transformers model")
+@reward(name="trl_judge_warming_up", auto_register=False)
+async def judge_warming_up(final_response: str, answer: str, trainer_state: Any) -> dict[str, Any]:
+    """Fails on the first step (a judge still warming up), then answers with ``found`` and ``verdict``."""
+    await asyncio.sleep(0)
+    if trainer_state.global_step == 0:
+        raise RuntimeError("judge warming up")
+    found = answer in final_response.split()
+    return {"reward": float(found), "found": found, "verdict": "yes" if found else "no"}
 
+
+def tiny_trainer_parts(transformers: Any, datasets: Any) -> tuple[Any, Any, Any]:
+    """A tiny Llama, its word-level tokenizer and the prompts dataset, all built here."""
     tokenizer = word_tokenizer(WORDS)
     config = transformers.LlamaConfig(
         vocab_size=len(tokenizer),
@@ -75,6 +82,32 @@ def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> 
     transformers.set_seed(0)
     model = transformers.LlamaForCausalLM(config)
     dataset = datasets.Dataset.from_list([{"prompt": prompt, "answer": answer} for prompt, answer in PROMPTS])
+    return model, tokenizer, dataset
+
+
+def grpo_config(trl: Any, output_dir: Path, **options: Any) -> Any:
+    return trl.GRPOConfig(
+        output_dir=str(output_dir),
+        use_cpu=True,
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=4,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        seed=0,
+        dataloader_num_workers=0,
+        **options,
+    )
+
+
+def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> None:
+    trl = require_module("trl", "the frameworks extra installs TRL, whose GRPOTrainer is run here")
+    datasets = require_module("datasets", "TRL's trainer takes a datasets.Dataset")
+    transformers = require_module("transformers", "TRL's trainer trains a transformers model")
+    model, tokenizer, dataset = tiny_trainer_parts(transformers, datasets)
 
     dict_reward = to_trl(contains_answer)
     async_reward = to_trl(short)
@@ -88,20 +121,7 @@ def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
             logged.append(dict(logs or {}))
 
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        max_steps=2,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        seed=0,
-        dataloader_num_workers=0,
-    )
+    args = grpo_config(trl, tmp_path)
     trainer = trl.GRPOTrainer(
         model=model,
         reward_funcs=[dict_reward, async_reward, failing_reward],
@@ -141,3 +161,37 @@ def test_grpo_trainer_trains_two_steps_and_logs_the_adapters(tmp_path: Path) -> 
     assert (dict_reward.stats.calls, dict_reward.stats.failures) == (8, 0)
     assert async_reward.stats.calls == 8
 
+
+
+def test_grpo_trainer_whose_first_batch_fails_keeps_its_completions_table(tmp_path: Path) -> None:
+    """The judge fails every sample of step 0, then succeeds: the extras columns are in every
+    batch from the start (the result schema), so TRL's completions table (a DataFrame of equal
+    columns, written each logging step with log_completions=True) never sees ragged columns.
+    20 trainings, each with fresh adapters, sync and async."""
+    trl = require_module("trl", "the frameworks extra installs TRL, whose GRPOTrainer is run here")
+    datasets = require_module("datasets", "TRL's trainer takes a datasets.Dataset")
+    transformers = require_module("transformers", "TRL's trainer trains a transformers model")
+    pandas = require_module("pandas", "TRL writes its completions table with pandas")
+    for repetition in range(20):
+        model, tokenizer, dataset = tiny_trainer_parts(transformers, datasets)
+        adapter = to_trl(judge_warming_up, asynchronous=bool(repetition % 2))
+        output_dir = tmp_path / f"run-{repetition}"
+        args = grpo_config(trl, output_dir, log_completions=True, num_completions_to_print=0)
+        trainer = trl.GRPOTrainer(
+            model=model, reward_funcs=[adapter], args=args, train_dataset=dataset, processing_class=tokenizer
+        )
+        trainer.train()
+        assert trainer.state.global_step == 2
+        columns = ["trl_judge_warming_up/found", "trl_judge_warming_up/verdict", "trl_judge_warming_up/error"]
+        first, second = (
+            pandas.read_parquet(output_dir / "completions" / f"completions_{step:05d}.parquet") for step in (1, 2)
+        )
+        # Step 0 failed everywhere, yet its table already has every extras column (filled with None).
+        assert set(columns) <= set(first.columns)
+        assert list(first["trl_judge_warming_up/error"]) == ["RuntimeError: judge warming up"] * 4
+        assert first["trl_judge_warming_up/found"].isna().all()
+        # Step 1 answered every sample: its own values, aligned with its completions.
+        assert second["trl_judge_warming_up/error"].isna().all()
+        verdicts = ["yes" if found else "no" for found in second["trl_judge_warming_up/found"]]
+        assert list(second["trl_judge_warming_up/verdict"]) == verdicts
+        assert (adapter.stats.calls, adapter.stats.failures) == (8, 4)

@@ -10,12 +10,10 @@ managers, and the reward loop's ``naive``, ``dapo``, ``gdpo``, ``rate_limited`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from adapter_testing import require_module
 from tiny_models import word_tokenizer
 
 HERE = Path(__file__).resolve().parent
@@ -33,32 +31,17 @@ ERROR = "RuntimeError: boom in the response"
 
 
 @pytest.fixture(scope="module")
-def verl() -> Any:
-    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
-
-
-@pytest.fixture(scope="module")
 def tokenizer(verl: Any) -> Any:
     return word_tokenizer(word for row in ROWS for text in row for word in text.split())
 
 
-@pytest.fixture
-def event_loop_of_a_worker() -> Iterator[asyncio.AbstractEventLoop]:
-    """The current event loop, as in a fresh verl worker: the reward loop's managers take it at init."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield loop
-    asyncio.set_event_loop(None)
-    loop.close()
-
-
-def make_batch(verl: Any, tokenizer: Any) -> Any:
+def make_batch(verl: Any, tokenizer: Any, rows: list[tuple[str, str, str]] = ROWS) -> Any:
     """A DataProto as verl's rollout builds it: left-padded prompts, right-padded responses."""
     import numpy as np
     import torch
 
-    prompts = [tokenizer.encode(prompt) for prompt, _, _ in ROWS]
-    responses = [tokenizer.encode(response) for _, response, _ in ROWS]
+    prompts = [tokenizer.encode(prompt) for prompt, _, _ in rows]
+    responses = [tokenizer.encode(response) for _, response, _ in rows]
     prompt_width, response_width = max(map(len, prompts)), max(map(len, responses)) + 2
     pad = tokenizer.pad_token_id
     prompt_ids = torch.tensor([[pad] * (prompt_width - len(ids)) + ids for ids in prompts])
@@ -77,21 +60,21 @@ def make_batch(verl: Any, tokenizer: Any) -> Any:
             "attention_mask": attention,
         },
         non_tensors={
-            "data_source": np.array(["rk_math"] * len(ROWS), dtype=object),
-            "reward_model": np.array([{"ground_truth": gold, "style": "rule"} for _, _, gold in ROWS], dtype=object),
-            "extra_info": np.array([{"index": index, "split": "test"} for index in range(len(ROWS))], dtype=object),
-            "uid": np.array([f"uid-{index}" for index in range(len(ROWS))], dtype=object),
+            "data_source": np.array(["rk_math"] * len(rows), dtype=object),
+            "reward_model": np.array([{"ground_truth": gold, "style": "rule"} for _, _, gold in rows], dtype=object),
+            "extra_info": np.array([{"index": index, "split": "test"} for index in range(len(rows))], dtype=object),
+            "uid": np.array([f"uid-{index}" for index in range(len(rows))], dtype=object),
         },
     )
 
 
-def verl_config(manager: str, function: str = "compute_score") -> Any:
+def verl_config(manager: str, function: str = "compute_score", path: Path = REWARD_FILE) -> Any:
     from omegaconf import OmegaConf
 
     return OmegaConf.create(
         {
             "reward": {
-                "custom_reward_function": {"path": str(REWARD_FILE), "name": function, "reward_kwargs": {}},
+                "custom_reward_function": {"path": str(path), "name": function, "reward_kwargs": {}},
                 "reward_manager": {"name": manager, "source": "register", "module": None},
                 "reward_model": {"enable": False},
                 "sandbox_fusion": None,
