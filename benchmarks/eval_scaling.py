@@ -88,14 +88,11 @@ def measure(kind: str, path: Path, timeout: float) -> dict:
         from rewardkit.evaluation import run_math_eval
 
         workers = int(kind.split("=")[1])
-        run = run_math_eval(
-            path,
-            workers=workers,
-            timeout=timeout,
-            output=path.with_suffix(f".{workers}.out"),
-            overwrite=True,
-        )
+        output = path.with_suffix(f".{workers}.{os.getpid()}.out")
+        run = run_math_eval(path, workers=workers, timeout=timeout, output=output, overwrite=True)
         counts = run.summary.failure_counts
+        for leftover in output.parent.glob(f"*{output.name}*"):  # (with its metadata)
+            leftover.unlink()
     wall = time.perf_counter() - started
     self1, kids1 = (
         resource.getrusage(resource.RUSAGE_SELF),
@@ -158,7 +155,12 @@ def first_line(path: Path, workers: int, timeout: float) -> dict:
     return {"first": first if first is not None else total, "total": total}
 
 
-def run_fresh(kind: str, path: Path, timeout: float) -> dict:
+def run_fresh(kind: str, path: Path, timeout: float, tree: Path | None = None) -> dict:
+    """One measurement in a fresh process; with `tree`, of the rewardkit in that folder (a
+    checkout of another commit) instead of the one installed."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
     out = subprocess.run(
         [
             sys.executable,
@@ -173,8 +175,49 @@ def run_fresh(kind: str, path: Path, timeout: float) -> dict:
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+RUNNER_KINDS = ("workers=0", "workers=1", "workers=2")
+
+
+def compare_trees(path: Path, timeout: float, baseline: Path, repeat: int, n: int) -> None:
+    """The runner's rows measured with this rewardkit and with the one in `baseline` (a
+    checkout of the commit before a change), interleaved run by run, so that the machine's
+    load falls on both alike: the before/after of a change, in one run."""
+    walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
+    for _ in range(repeat):
+        for kind in RUNNER_KINDS:
+            for side, tree in (("before", baseline), ("after", None)):
+                run = run_fresh(kind, path, timeout, tree)
+                walls.setdefault((kind, side), []).append(run["wall"])
+                cpus.setdefault((kind, side), []).append(run["main_cpu"] + run["worker_cpu"])
+    print(f"\nbefore ({baseline}) and after (this tree), interleaved, {repeat} runs each:")
+    print(
+        f"  {'':<14}{'before best':>12}{'after best':>12}{'ratio':>8}{'before med':>12}{'after med':>12}{'ratio':>8}"
+    )
+    for kind in RUNNER_KINDS:
+        before, after = sorted(walls[kind, "before"]), sorted(walls[kind, "after"])
+        med_b, med_a = before[len(before) // 2], after[len(after) // 2]
+        print(
+            f"  {kind:<14}{before[0]:12.2f}{after[0]:12.2f}{after[0] / before[0]:8.2f}"
+            f"{med_b:12.2f}{med_a:12.2f}{med_a / med_b:8.2f}"
+        )
+    print(f"  ({n} cases; wall seconds; ratio after / before: below 1 is faster)")
+    print(
+        "  CPU of the run's processes (main + workers), us per case, median (less sensitive to load):"
+    )
+    for kind in RUNNER_KINDS:
+        before, after = (sorted(cpus[kind, side]) for side in ("before", "after"))
+        med_b, med_a = before[len(before) // 2] / n * 1e6, after[len(after) // 2] / n * 1e6
+        print(f"  {kind:<14}{med_b:12.1f}{med_a:12.1f}{med_a / med_b:8.2f}")
+    for kind in RUNNER_KINDS:
+        for side in ("before", "after"):
+            walls_text = ", ".join(f"{wall:.2f}" for wall in walls[kind, side])
+            print(f"  {kind:<10}{side:<8}all walls, in order: {walls_text}")
 
 
 def main() -> None:
@@ -204,6 +247,12 @@ def main() -> None:
         "--first-line-only",
         action="store_true",
         help="only the streaming figure: when the CLI writes its first result line",
+    )
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="also measure the runner rows with the rewardkit in this folder (e.g. `git archive "
+        "main | tar -x -C /tmp/before`), interleaved: a change's before and after in one run",
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--cases", type=Path, help=argparse.SUPPRESS)
@@ -249,6 +298,10 @@ def main() -> None:
             "(target: within 20% of the run)\n"
         )
         if args.first_line_only:
+            return
+        if args.baseline_tree is not None:
+            compare_trees(path, args.timeout, args.baseline_tree, max(1, args.repeat), n)
+            print(f"load (1-minute average) after: {os.getloadavg()[0]:.2f}")
             return
         results: dict[str, dict] = {}
         walls: dict[str, list[float]] = {kind: [] for kind, _ in kinds}
