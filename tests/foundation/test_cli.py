@@ -34,6 +34,25 @@ def test_unknown_subcommand_is_a_usage_error() -> None:
     assert "unknown subcommand 'frobnicate'" in result.stderr
 
 
+def test_a_misspelt_subcommand_gets_a_did_you_mean() -> None:
+    """Issue 26 item 7: `rewardkit chek` named no candidate, unlike every other message."""
+    result = run_cli("chek")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "rewardkit: error: unknown subcommand 'chek'; did you mean 'check'?"
+    )
+
+
+def test_a_misspelt_option_gets_a_did_you_mean(capsys) -> None:
+    assert main(["--verison"]) == 2
+    assert "unknown option '--verison'; did you mean '--version'?" in capsys.readouterr().err
+
+
+def test_a_command_like_no_other_lists_the_subcommands(capsys) -> None:
+    assert main(["frobnicate"]) == 2
+    assert f"(choose from {', '.join(SUBCOMMANDS)})" in capsys.readouterr().err
+
+
 def test_no_arguments_prints_help_and_exits_2(capsys) -> None:
     assert main([]) == 2
     assert "usage: rewardkit" in capsys.readouterr().out
