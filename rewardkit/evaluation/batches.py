@@ -22,11 +22,15 @@ from typing import IO, Any
 import orjson
 
 from rewardkit.evaluation.cases import (
+    DEFAULT_MAX_LINE_BYTES,
     DecidedCase,
     EvalInputError,
     FieldNames,
     MathCase,
     fast_loads,
+    line_too_long,
+    malformed_line_case,
+    numbered_lines,
     parse_case_line,
 )
 from rewardkit.evaluation.grading import (
@@ -42,6 +46,7 @@ from rewardkit.evaluation.grading import (
     start_symbolic_workers,
     verdict_to_result,
 )
+from rewardkit.evaluation.input_file import InputRef
 from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
 from rewardkit.failures import FailureTag
 
@@ -169,6 +174,9 @@ class LineSettings:
     keep_responses: bool
     sandbox: bool = False
     grader: Grader | None = None
+    source: InputRef | None = None
+    """The run's input file, for spans of it given by position."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
 
 class TaskSizer:
@@ -212,51 +220,77 @@ def read_blocks(
     handle: IO[bytes],
     *,
     sizer: TaskSizer,
+    path: str,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     lines_per_block: int | None = None,
     limit: int | None = None,
 ) -> Iterator[RawBlock]:
-    """Yield a binary file as blocks of whole lines, each with the number of its first line.
+    """Yield a binary stream as blocks of whole lines, each with the number of its first line.
 
     This runs in the main process, where every microsecond per case is one every worker waits
     for, so it does not look at lines: it reads `sizer.size()` bytes and cuts after the last
-    newline. Only `lines_per_block` or `limit` (which count cases, i.e. non-blank lines, as
-    `--limit` does) make it go line by line.
+    newline. A line longer than a read is carried as a list of pieces, joined once it ends
+    (linear in its length, from a pipe too), and refused (`EvalInputError`) once it is longer
+    than `max_line_bytes`. Only `lines_per_block` or `limit` (which count cases, i.e.
+    non-blank lines, as `--limit` does) make it go line by line.
     """
     if lines_per_block is not None or limit is not None:
-        yield from _read_counted_blocks(handle, lines_per_block or 256, limit)
+        lines = numbered_lines(handle, path=path, max_bytes=max_line_bytes)
+        yield from _counted_blocks(lines, lines_per_block or 256, limit)
         return
     number = 1
-    carry = b""
-    while True:
-        data = handle.read(sizer.size())
-        if not data:
-            if carry:
-                yield number, carry
-            return
-        if carry:
-            data = carry + data
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry = data
+    carry: list[bytes] = []
+    carried = 0
+    while data := handle.read(sizer.size()):
+        end = data.find(b"\n")
+        if carried + (len(data) if end < 0 else end) > max_line_bytes:
+            raise line_too_long(path, number, max_line_bytes)
+        if end < 0:
+            carry.append(data)
+            carried += len(data)
             continue
-        block, carry = data[:cut], data[cut:]
+        cut = data.rfind(b"\n") + 1
+        block = b"".join((*carry, data[:cut])) if carry else data[:cut]
         yield number, block
         number += block.count(b"\n")
+        carry = [data[cut:]] if cut < len(data) else []
+        carried = len(data) - cut
+    if carry:
+        yield number, b"".join(carry)
 
 
-def line_lists(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[list[bytes]]:
-    """A binary file as lists of whole lines (newline included) of about `sizer.size()` bytes.
-    Unnumbered: grading in this process numbers lines as it goes. `readlines` splits in C with
-    one copy, where cutting blocks and splitting them again copied the input three times."""
-    while lines := handle.readlines(sizer.size()):
+def line_lists(
+    handle: IO[bytes], *, sizer: TaskSizer, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[list[bytes]]:
+    """A binary stream as lists of whole lines (newline included) of about `sizer.size()`
+    bytes. Unnumbered: grading in this process numbers lines as it goes. One pass over the
+    input, split in C by a bounded `readline` (`numbered_lines`'s rule: a line longer than
+    `max_line_bytes` is refused as soon as that much of it is read)."""
+    readline = handle.readline
+    limit = max_line_bytes + 1
+    number = 0
+    while True:
+        budget = sizer.size()
+        lines: list[bytes] = []
+        total = 0
+        while total < budget and (raw := readline(limit)):
+            if len(raw) == limit and raw[-1] != 0x0A:
+                raise line_too_long(path, number + len(lines) + 1, max_line_bytes)
+            lines.append(raw)
+            total += len(raw)
+        if not lines:
+            return
+        number += len(lines)
         yield lines
 
 
-def read_spans(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[FileSpan]:
-    """Like `read_blocks` without a limit, but yield positions in the file rather than bytes:
-    the main process reads each block once to cut it after a newline and count its lines,
-    and never pickles or sends input text (workers read their spans themselves)."""
-    descriptor = handle.fileno()
+def read_spans(
+    descriptor: int, *, sizer: TaskSizer, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[FileSpan]:
+    """Like `read_blocks` without a limit, but for a regular file, and yielding positions in
+    it rather than bytes: the main process reads each block once to cut it after a newline
+    and count its lines, and never pickles or sends input text (workers read their spans
+    themselves). A line longer than a block doubles the read, up to `max_line_bytes`."""
     offset = 0
     number = 1
     size = sizer.size()
@@ -266,7 +300,9 @@ def read_spans(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[FileSpan]:
             return
         cut = data.rfind(b"\n") + 1
         if cut == 0 and len(data) == size:  # a line longer than the block: read more
-            size *= 2
+            if size > max_line_bytes:
+                raise line_too_long(path, number, max_line_bytes)
+            size = min(2 * size, max_line_bytes + 1)
             continue
         cut = cut or len(data)  # the last line, without a newline
         yield number, offset, cut
@@ -275,37 +311,42 @@ def read_spans(handle: IO[bytes], *, sizer: TaskSizer) -> Iterator[FileSpan]:
         size = sizer.size()
 
 
-def _read_counted_blocks(
-    handle: IO[bytes], cases_per_block: int, limit: int | None
+def _counted_blocks(
+    lines: Iterable[tuple[int, bytes]], cases_per_block: int, limit: int | None
 ) -> Iterator[RawBlock]:
     first = 1
-    lines: list[bytes] = []
+    block: list[bytes] = []
     cases = 0
     total = 0
-    for number, raw in enumerate(handle, start=1):
+    for number, raw in lines:
         if limit is not None and total >= limit:
             break
-        if not lines:
+        if not block:
             first = number
-        lines.append(raw)
+        block.append(raw)
         if raw.isspace():
             continue
         cases += 1
         total += 1
         if cases >= cases_per_block:
-            yield first, b"".join(lines)
-            lines, cases = [], 0
+            yield first, b"".join(block)
+            block, cases = [], 0
     if cases:
-        yield first, b"".join(lines)
+        yield first, b"".join(block)
 
 
-def resolve_block(block: RawBlock | FileSpan, path: str) -> RawBlock:
-    """The bytes of a block, reading them from `path` if it is given by position."""
+def resolve_block(block: RawBlock | FileSpan, source: InputRef | None) -> RawBlock:
+    """The bytes of a block, reading them from the run's input if it is given by position."""
     if len(block) == 2:
         return block  # type: ignore[return-value]
+    assert source is not None
     first, offset, length = block  # type: ignore[misc]
-    with open(path, "rb") as handle:
-        return first, os.pread(handle.fileno(), length, offset)
+    descriptor = source.open_descriptor()
+    try:
+        return first, os.pread(descriptor, length, offset)
+    finally:
+        if descriptor != source.fd:
+            os.close(descriptor)
 
 
 def block_lines(block: RawBlock) -> list[tuple[int, bytes]]:
@@ -316,16 +357,6 @@ def block_lines(block: RawBlock) -> list[tuple[int, bytes]]:
         for offset, raw in enumerate(data.split(b"\n"))
         if raw and not raw.isspace()
     ]
-
-
-def malformed_line_case(path: str, line: int, reason: str) -> DecidedCase:
-    """The `HARNESS_ERROR` case that stands for a malformed line under `--skip-bad`."""
-    return DecidedCase(
-        id=f"line:{line}",
-        tag=FailureTag.HARNESS_ERROR,
-        error=f"malformed input line {path}:{line}: {reason}",
-        line=line,
-    )
 
 
 def grade_blocks_in_process(
@@ -382,7 +413,7 @@ class LineGrader:
         self.response_field = fields.response
         self.gold_fields = fields.gold
         self.error_field = fields.error
-        self.input: IO[bytes] | None = None
+        self.descriptor: int | None = None
         """The input file, kept open across spans (a worker reads many spans of one file)."""
         self.fragments: dict[tuple[Any, ...], tuple[OutcomeKey, str]] = {}
         options = settings.options
@@ -399,8 +430,7 @@ class LineGrader:
         """Grade the lines of a block (bytes, a position in the file, or a list of lines);
         `on_case(offset)` is called before each case with its line's offset in the block (the
         parent's deadline watch)."""
-        settings = self.settings
-        batch = ResultBatch(responses=[] if settings.keep_responses else None)
+        batch = ResultBatch(responses=[] if self.settings.keep_responses else None)
         ids, lines, texts = batch.ids, batch.lines, batch.texts
         counts = batch.counts
         responses = batch.responses
@@ -411,14 +441,12 @@ class LineGrader:
         perf_counter = time.perf_counter
         cold_guard = COLD_GUARD
         seconds_total = 0.0
-        if isinstance(block[1], list):
-            first, raws = block  # type: ignore[misc]
-        elif len(block) == 3:  # a span of the file: its lines, split in C with one copy
-            first, offset, length = block  # type: ignore[misc]
-            raws = self._span_lines(offset, length)
-        else:
-            first, data = block  # type: ignore[misc]
-            raws = data.split(b"\n")
+        max_line_bytes = self.settings.max_line_bytes
+        try:
+            first, raws = self._block_lines(block)
+        except EvalInputError as exc:  # a spawned worker found another file at the input's path
+            batch.error = (block[0], exc.reason)
+            return batch
         offset = 0
         try:
             for offset, raw in enumerate(raws):
@@ -427,41 +455,13 @@ class LineGrader:
                 if on_case is not None:
                     on_case(offset)
                 number = first + offset
+                if len(raw) > max_line_bytes and len(raw.rstrip(b"\n")) > max_line_bytes:
+                    batch.error = (number, line_too_long("", number, max_line_bytes).reason)
+                    break
                 record = self._fast_record(raw)
                 if record is None:  # anything unusual goes through the full, message-giving parser
-                    try:
-                        case = parse_case_line(
-                            raw.decode("utf-8"),
-                            path=settings.path,
-                            line=number,
-                            fields=settings.fields,
-                        )
-                    except (UnicodeDecodeError, EvalInputError) as exc:
-                        reason = (
-                            f"not UTF-8 text ({exc.reason})"
-                            if isinstance(exc, UnicodeDecodeError)
-                            else exc.reason
-                        )
-                        if not settings.skip_bad:
-                            batch.error = (number, reason)
-                            break
-                        case = malformed_line_case(settings.path, number, reason)
-                    if case.id in done_ids:
-                        batch.skipped.append((case.id, number, getattr(case, "response", None)))
-                        continue
-                    if isinstance(case, DecidedCase):
-                        result = decided_to_result(case)
-                    else:
-                        result = grade_case(
-                            case, settings.options, sandbox=settings.sandbox, grader=settings.grader
-                        )
-                    ids.append(result.id)
-                    lines.append(number)
-                    counts[result.outcome, result.reason] += 1
-                    texts.append(result.to_line(include_response=False))
-                    if responses is not None:
-                        responses.append(result.response)
-                    seconds_total += result.seconds
+                    if not self._grade_unusual_line(raw, number, batch):
+                        break
                     continue
                 case_id, response, gold = record
                 if case_id in done_ids:
@@ -485,44 +485,99 @@ class LineGrader:
                         if isinstance(verdict, Exception)
                         else verdict_to_result(case, verdict, seconds=seconds)
                     )
-                    ids.append(case_id)
-                    lines.append(number)
-                    counts[result.outcome, result.reason] += 1
-                    texts.append(result.to_line(include_response=False))
+                    self._add_result(batch, result, number)
+                    if responses is not None:
+                        responses[-1] = response
                     seconds_total += result.seconds
-                else:
-                    ids.append(case_id)
-                    lines.append(number)
-                    counts[line_record[0]] += 1
-                    texts.append(
-                        f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
-                        f'"seconds": {seconds:.6f}}}\n'
-                    )
-                    seconds_total += seconds
+                    continue
+                ids.append(case_id)
+                lines.append(number)
+                counts[line_record[0]] += 1
+                texts.append(
+                    f'{{"id": {encode_text(case_id)}, {line_record[1]}, "line": {number}, '
+                    f'"seconds": {seconds:.6f}}}\n'
+                )
+                seconds_total += seconds
                 if responses is not None:
                     responses.append(response)
         except (KeyboardInterrupt, ColdWorker) as stop:  # keep the cases done before it
             batch.keep_complete(stop, offset)
-        batch.grading_seconds = seconds_total
+        batch.grading_seconds += seconds_total
         return batch
 
+    def _block_lines(
+        self, block: RawBlock | FileSpan | tuple[int, list[bytes]]
+    ) -> tuple[int, list[bytes]]:
+        """The number of a block's first line and its lines (bytes, a span of the file read
+        here, or lines already split)."""
+        if isinstance(block[1], list):
+            return block  # type: ignore[return-value]
+        if len(block) == 3:  # a span of the file, read here
+            first, offset, length = block  # type: ignore[misc]
+            return first, self._span_lines(offset, length)
+        first, data = block  # type: ignore[misc]
+        return first, data.split(b"\n")
+
+    def _grade_unusual_line(self, raw: bytes, number: int, batch: ResultBatch) -> bool:
+        """A line the fast check did not take: parsed by `parse_case_line`, which names what
+        is wrong, then graded (or decided) into `batch`. False when it is malformed and the
+        run stops there (`batch.error`)."""
+        settings = self.settings
+        try:
+            case = parse_case_line(
+                raw.decode("utf-8"), path=settings.path, line=number, fields=settings.fields
+            )
+        except (UnicodeDecodeError, EvalInputError) as exc:
+            reason = (
+                f"not UTF-8 text ({exc.reason})"
+                if isinstance(exc, UnicodeDecodeError)
+                else exc.reason
+            )
+            if not settings.skip_bad:
+                batch.error = (number, reason)
+                return False
+            case = malformed_line_case(settings.path, number, reason)
+        if case.id in self.done_ids:
+            batch.skipped.append((case.id, number, getattr(case, "response", None)))
+            return True
+        if isinstance(case, DecidedCase):
+            result = decided_to_result(case)
+        else:
+            result = grade_case(
+                case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+            )
+        self._add_result(batch, result, number)
+        batch.grading_seconds += result.seconds
+        return True
+
+    @staticmethod
+    def _add_result(batch: ResultBatch, result: CaseResult, number: int) -> None:
+        """Add a result built by the general functions (its line serialised by `to_line`)."""
+        batch.ids.append(result.id)
+        batch.lines.append(number)
+        batch.counts[result.outcome, result.reason] += 1
+        batch.texts.append(result.to_line(include_response=False))
+        if batch.responses is not None:
+            batch.responses.append(result.response)
+
     def _span_lines(self, offset: int, length: int) -> list[bytes]:
-        """The lines of `length` bytes of the input from `offset` (a span ends at a line
-        boundary or at the end of the file)."""
-        if self.input is None:
-            self.input = open(self.settings.path, "rb")  # noqa: SIM115 - closed by close()
-        self.input.seek(offset)
-        if length <= 1:  # readlines(0) would read to the end of the file
-            return [self.input.read(length)]
-        # readlines stops once the lines read exceed its hint: length - 1 stops it exactly at
-        # the span's last line.
-        return self.input.readlines(length - 1)
+        """The lines of `length` bytes of the run's input from `offset` (a span ends at a line
+        boundary or at the end of the file), read from the file the run opened."""
+        if self.descriptor is None:
+            source = self.settings.source
+            self.descriptor = (
+                source.open_descriptor()
+                if source is not None
+                else os.open(self.settings.path, os.O_RDONLY | os.O_CLOEXEC)
+            )
+        return os.pread(self.descriptor, length, offset).split(b"\n")
 
     def close(self) -> None:
-        """Close the input file, if a span opened it."""
-        if self.input is not None:
-            self.input.close()
-            self.input = None
+        """Close the input file, if this process had to open it (not the run's own)."""
+        source, descriptor = self.settings.source, self.descriptor
+        self.descriptor = None
+        if descriptor is not None and (source is None or descriptor != source.fd):
+            os.close(descriptor)
 
     def _fast_record(self, raw: bytes) -> tuple[str, str, str] | None:
         """`(id, response, gold)` of an ordinary line, or None to take the full parser's path.

@@ -7,13 +7,14 @@ can point back at the place in the input that caused it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
+from rewardkit.evaluation.option_names import option
 from rewardkit.failures import FailureTag
 
 DEFAULT_GOLD_FIELDS = ("gold", "answer")
@@ -65,6 +66,50 @@ class DecidedCase:
     gold: str | None = None
     response: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+
+
+DEFAULT_MAX_LINE_BYTES = 16 << 20
+"""The longest input line read (16 MiB): 30 times the longest model response of a 128k-token
+completion, and a bound on the memory one line may take."""
+
+
+def line_too_long(path: str, line: int, max_bytes: int) -> EvalInputError:
+    """The error for a line over the limit. It stops the run, `--skip-bad` or not: the rest of
+    such a line cannot be skipped without reading it, and a pipe may never end it."""
+    return EvalInputError(
+        f"the line is longer than {max_bytes:,} bytes, the limit for one line "
+        f"({option('max_line_bytes')} raises it)",
+        path=path,
+        line=line,
+    )
+
+
+def numbered_lines(
+    handle: IO[bytes], *, path: str, max_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """The one line reader of evaluation inputs: the lines of a binary stream with their
+    1-based numbers (newline included, blank lines too), split at `\\n` only (a bare `\\r` is
+    JSON whitespace, not a line break, for every executor). Raises `EvalInputError` at a line
+    longer than `max_bytes` as soon as that many bytes of it were read: linear in the input,
+    whatever its line lengths, and bounded in memory (C's `readline` with a limit)."""
+    readline = handle.readline
+    limit = max_bytes + 1
+    number = 1
+    while raw := readline(limit):
+        if len(raw) == limit and raw[-1] != 0x0A:
+            raise line_too_long(path, number, max_bytes)
+        yield number, raw
+        number += 1
+
+
+def malformed_line_case(path: str, line: int, reason: str) -> DecidedCase:
+    """The `HARNESS_ERROR` case that stands for a malformed line under `--skip-bad`."""
+    return DecidedCase(
+        id=f"line:{line}",
+        tag=FailureTag.HARNESS_ERROR,
+        error=f"malformed input line {path}:{line}: {reason}",
+        line=line,
+    )
 
 
 def _as_text(value: object) -> str | None:
@@ -121,6 +166,45 @@ def load_json_line(raw: str | bytes, *, path: str, line: int) -> object:
         ) from None
 
 
+def case_id_of(record: dict[str, Any], fields: FieldNames) -> str | None:
+    """The id of a record, or None when it has no usable one."""
+    return _as_text(record.get(fields.id)) or None
+
+
+def _json_type(value: object) -> str:
+    """How JSON writes a value's type, for messages (`true`, `null`, `an array`, ...)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return "an empty string" if value == "" else "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a number"
+
+
+def _case_id(record: dict[str, Any], fields: FieldNames, *, path: str, line: int) -> str:
+    """The id of a record; `EvalInputError` saying what is wrong with it."""
+    value = record.get(fields.id)
+    case_id = _as_text(value)
+    if case_id:
+        return case_id
+    if fields.id not in record:
+        raise EvalInputError(
+            f"missing id field {fields.id!r} (choose another with {option('id_field')}); "
+            f"keys: {sorted(record)}",
+            path=path,
+            line=line,
+        )
+    raise EvalInputError(
+        f"the id field {fields.id!r} is {_json_type(value)}: an id is a non-empty string or "
+        "a number",
+        path=path,
+        line=line,
+    )
+
+
 def parse_case_line(
     raw: str, *, path: str, line: int, fields: FieldNames, need_response: bool = True
 ) -> MathCase | DecidedCase:
@@ -134,13 +218,7 @@ def parse_case_line(
         raise EvalInputError(
             f"expected a JSON object, got {type(record).__name__}", path=path, line=line
         )
-    case_id = _as_text(record.get(fields.id))
-    if case_id is None or case_id == "":
-        raise EvalInputError(
-            f"missing id field {fields.id!r} (choose another with --id-field); keys: {sorted(record)}",
-            path=path,
-            line=line,
-        )
+    case_id = _case_id(record, fields, path=path, line=line)
     gold_value: object = None
     for name in fields.gold:
         if name in record:
@@ -148,7 +226,8 @@ def parse_case_line(
             break
     else:
         raise EvalInputError(
-            f"case {case_id!r}: missing gold field {' or '.join(map(repr, fields.gold))} (choose one with --gold-field)",
+            f"case {case_id!r}: missing gold field {' or '.join(map(repr, fields.gold))} "
+            f"(choose one with {option('gold_field')})",
             path=path,
             line=line,
         )
@@ -174,7 +253,8 @@ def parse_case_line(
     if not need_response:
         if question is None:
             raise EvalInputError(
-                f"case {case_id!r}: generation needs a string question field {fields.question!r} (choose another with --question-field)",
+                f"case {case_id!r}: generation needs a string question field "
+                f"{fields.question!r} (choose another with {option('question_field')})",
                 path=path,
                 line=line,
             )
@@ -184,7 +264,7 @@ def parse_case_line(
         found = "missing" if fields.response not in record else f"a {type(response).__name__}"
         raise EvalInputError(
             f"case {case_id!r}: response field {fields.response!r} must be a string, it is {found} "
-            "(choose another with --response-field)",
+            f"(choose another with {option('response_field')})",
             path=path,
             line=line,
         )
@@ -198,6 +278,7 @@ def read_cases(
     skip_bad: bool = False,
     limit: int | None = None,
     need_response: bool = True,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[MathCase | DecidedCase]:
     """Yield the cases of a JSONL file lazily, in file order, skipping blank lines.
 
@@ -205,43 +286,59 @@ def read_cases(
     `HARNESS_ERROR` case whose id is `line:N`. Duplicate ids are malformed too: resuming a run
     relies on ids being unique. `limit` counts cases, not lines.
     """
-    fields = fields or FieldNames()
     name = str(path)
-    seen: dict[str, int] = {}
-    count = 0
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed in finally, generator
+        handle = open(path, "rb")  # noqa: SIM115 - closed in finally, generator
     except OSError as exc:
         raise EvalInputError(f"cannot read input: {exc.strerror or exc}", path=name) from None
-    try:
-        for number, raw in enumerate(handle, start=1):
-            if limit is not None and count >= limit:
-                return
-            if not raw.strip():
-                continue
+    with handle:
+        yield from cases_of_lines(
+            numbered_lines(handle, path=name, max_bytes=max_line_bytes),
+            path=name,
+            fields=fields or FieldNames(),
+            skip_bad=skip_bad,
+            limit=limit,
+            need_response=need_response,
+        )
+
+
+def cases_of_lines(
+    lines: Iterable[tuple[int, bytes]],
+    *,
+    path: str,
+    fields: FieldNames,
+    skip_bad: bool = False,
+    limit: int | None = None,
+    need_response: bool = True,
+) -> Iterator[MathCase | DecidedCase]:
+    """`read_cases` over numbered raw lines (from `numbered_lines`)."""
+    seen: dict[str, int] = {}
+    count = 0
+    for number, raw in lines:
+        if limit is not None and count >= limit:
+            return
+        if raw.isspace():
+            continue
+        try:
             try:
-                case = parse_case_line(
-                    raw, path=name, line=number, fields=fields, need_response=need_response
-                )
-                if case.id in seen:
-                    raise EvalInputError(
-                        f"duplicate id {case.id!r} (first on line {seen[case.id]})",
-                        path=name,
-                        line=number,
-                    )
-            except EvalInputError as exc:
-                if not skip_bad:
-                    raise
-                case = DecidedCase(
-                    id=f"line:{number}",
-                    tag=FailureTag.HARNESS_ERROR,
-                    error=f"malformed input line {name}:{number}: {exc.reason}",
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise EvalInputError(
+                    f"not UTF-8 text ({exc.reason})", path=path, line=number
+                ) from None
+            case = parse_case_line(
+                text, path=path, line=number, fields=fields, need_response=need_response
+            )
+            if case.id in seen:
+                raise EvalInputError(
+                    f"duplicate id {case.id!r} (first on line {seen[case.id]})",
+                    path=path,
                     line=number,
                 )
-            seen[case.id] = number
-            count += 1
-            yield case
-    except UnicodeDecodeError as exc:
-        raise EvalInputError(f"not UTF-8 text ({exc.reason})", path=name) from None
-    finally:
-        handle.close()
+        except EvalInputError as exc:
+            if not skip_bad:
+                raise
+            case = malformed_line_case(path, number, exc.reason)
+        seen[case.id] = number
+        count += 1
+        yield case

@@ -19,7 +19,12 @@ import signal
 import sys
 import warnings
 
-from rewardkit.evaluation.cases import DEFAULT_GOLD_FIELDS, EvalInputError, FieldNames
+from rewardkit.evaluation.cases import (
+    DEFAULT_GOLD_FIELDS,
+    DEFAULT_MAX_LINE_BYTES,
+    EvalInputError,
+    FieldNames,
+)
 from rewardkit.evaluation.errors import (
     EXIT_NOTHING_SCORED,
     EXIT_OK,
@@ -27,6 +32,7 @@ from rewardkit.evaluation.errors import (
     EXIT_USAGE,
     EvalConfigError,
     EvalOutputError,
+    EvalWarning,
     exit_status_of_interrupt,
     raise_interrupted,
 )
@@ -36,12 +42,14 @@ from rewardkit.evaluation.generation import (
     ModelSpecError,
     parse_model_spec,
 )
+from rewardkit.evaluation.option_names import command_line_names
 from rewardkit.evaluation.output_files import escape_lone_surrogates
 from rewardkit.evaluation.report import print_summary, summary_table
 from rewardkit.evaluation.runner import (
     EXECUTORS,
     EXTRACT_MODES,
     POLICIES,
+    EvalRun,
     run_math_eval,
 )
 from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, capped_workers
@@ -117,6 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RESPONSES.jsonl",
         help="JSONL with an id, a response and a gold answer per line (default: the shipped sample)",
     )
+    _add_input_options(math)
+    _add_grading_options(math)
+    _add_execution_options(math)
+    _add_output_options(math)
+    _add_generation_options(math)
+    return parser
+
+
+def _add_input_options(math: argparse.ArgumentParser) -> None:
     data = math.add_argument_group("input")
     data.add_argument("--id-field", default="id", help="field holding the case id (default: id)")
     data.add_argument(
@@ -143,10 +160,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=_non_negative_int, metavar="N", help="grade only the first N cases"
     )
     data.add_argument(
+        "--max-line-size",
+        type=memory_size,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="SIZE",
+        help="the longest input line read, e.g. 64M; a longer one stops the run naming it "
+        f"(default: {DEFAULT_MAX_LINE_BYTES >> 20}M)",
+    )
+    data.add_argument(
         "--skip-bad",
         action="store_true",
         help="record a malformed line as a HARNESS_ERROR case naming the line instead of stopping",
     )
+
+
+def _add_grading_options(math: argparse.ArgumentParser) -> None:
     grading = math.add_argument_group("grading")
     grading.add_argument(
         "--policy",
@@ -175,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time budget per case (default: 1.0)",
     )
+
+
+def _add_execution_options(math: argparse.ArgumentParser) -> None:
     run = math.add_argument_group("execution")
     run.add_argument(
         "--workers",
@@ -204,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDR",
         help="Ray cluster address (default: start or join a local instance)",
     )
+
+
+def _add_output_options(math: argparse.ArgumentParser) -> None:
     out = math.add_argument_group("output")
     out.add_argument(
         "--output", "-o", metavar="RESULTS.jsonl", help="write one result per case, as each arrives"
@@ -232,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REPORT.html",
         help="write a self-contained HTML report with a filterable per-case table",
     )
+
+
+def _add_generation_options(math: argparse.ArgumentParser) -> None:
     gen = math.add_argument_group(
         "generation (optional): ask an OpenAI-compatible chat endpoint for each problem's response"
     )
@@ -280,7 +317,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per request (default: 600)",
     )
-    return parser
 
 
 def _endpoint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ChatEndpoint | None:
@@ -335,11 +371,8 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
-    try:
         endpoint = _endpoint(args, parser)
-    except SystemExit as exc:
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if args.resume and not args.output:
         _error("--resume needs --output")
@@ -349,40 +382,9 @@ def main(argv: list[str]) -> int:
         workers, capped = capped_workers(workers)
         if capped:
             print(f"{PROG}: warning: {capped}", file=sys.stderr)
-    fields = FieldNames(
-        id=args.id_field,
-        response=args.response_field,
-        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
-        question=args.question_field,
-        error=args.error_field,
-    )
     _install_signal_handlers()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # shown above, in one line
-            run = run_math_eval(
-                args.input,
-                policy=args.policy,
-                extract=args.extract,
-                timeout=args.timeout,
-                fields=fields,
-                limit=args.limit,
-                skip_bad=args.skip_bad,
-                workers=workers,
-                executor=args.executor,
-                ray_address=args.ray_address,
-                output=args.output,
-                resume=args.resume,
-                overwrite=args.overwrite,
-                force_resume=args.force_resume,
-                report=args.report,
-                html=args.html,
-                generation=endpoint,
-                grader=args.grader,
-                concurrency=max(1, args.concurrency),
-                progress=sys.stderr.isatty(),
-                worker_memory=args.worker_memory,
-            )
+        run = _run(args, endpoint, workers)
     except (EvalInputError, EvalConfigError) as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -393,6 +395,69 @@ def main(argv: list[str]) -> int:
         where = f"; continue with --resume --output {args.output}" if args.output else ""
         print(f"{PROG}: interrupted{where}", file=sys.stderr)
         return exit_status_of_interrupt(exc)
+    return _print_outcome(run, args)
+
+
+def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None) -> EvalRun:
+    """Run with the command line's options and its spelling of them in messages; print the
+    run's warnings as one line each."""
+    fields = FieldNames(
+        id=args.id_field,
+        response=args.response_field,
+        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
+        question=args.question_field,
+        error=args.error_field,
+    )
+    with warnings.catch_warnings(record=True) as caught, command_line_names():
+        warnings.simplefilter("ignore", RuntimeWarning)  # shown by main, in one line
+        warnings.simplefilter("always", EvalWarning)
+        try:
+            return _run_math_eval(args, endpoint, workers, fields)
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, EvalWarning):
+                    print(
+                        f"{PROG}: warning: {escape_lone_surrogates(str(warning.message))}",
+                        file=sys.stderr,
+                    )
+                else:
+                    warnings.showwarning(
+                        warning.message, warning.category, warning.filename, warning.lineno
+                    )
+
+
+def _run_math_eval(
+    args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None, fields: FieldNames
+) -> EvalRun:
+    """`run_math_eval` with the options of the command line."""
+    return run_math_eval(
+        args.input,
+        policy=args.policy,
+        extract=args.extract,
+        timeout=args.timeout,
+        fields=fields,
+        limit=args.limit,
+        skip_bad=args.skip_bad,
+        workers=workers,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        output=args.output,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        force_resume=args.force_resume,
+        report=args.report,
+        html=args.html,
+        generation=endpoint,
+        grader=args.grader,
+        concurrency=max(1, args.concurrency),
+        progress=sys.stderr.isatty(),
+        worker_memory=args.worker_memory,
+        max_line_bytes=args.max_line_size,
+    )
+
+
+def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
+    """Print the summary table and where the outputs went; return the exit status."""
     title = escape_lone_surrogates(
         f"{PROG}: {run.report['config']['input']}\n"
         f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
@@ -415,11 +480,12 @@ def main(argv: list[str]) -> int:
             print(escape_lone_surrogates(f"{name}: {path}"))
     summary = run.summary
     if summary.scored == 0:
-        why = (
-            "the input has no cases"
-            if summary.n == 0
-            else f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
-        )
+        if summary.n == 0:
+            why = "--limit 0 grades no case" if args.limit == 0 else "the input has no cases"
+        elif summary.n == 1:
+            why = "its one case is an ADAPTER_ERROR or HARNESS_ERROR"
+        else:
+            why = f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
         _error(f"nothing could be scored: {why} (exit status {EXIT_NOTHING_SCORED})")
         return EXIT_NOTHING_SCORED
     return EXIT_OK

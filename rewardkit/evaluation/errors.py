@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 
 from rewardkit.evaluation.cases import EvalInputError
+from rewardkit.evaluation.option_names import option
 
 EXIT_OK = 0
 """The run completed and scored at least one case, whatever the score."""
@@ -25,8 +26,9 @@ EXIT_SIGNAL_BASE = 128
 """Interrupted by signal N (Ctrl-C: 130, SIGHUP: 129, SIGTERM: 143), after keeping what was graded."""
 
 
-RAY_EXTRA_MISSING = "--executor ray needs the ray extra: pip install 'rewardkit[ray]'"
-"""Said when ``--executor ray`` is asked for and ``ray`` cannot be imported."""
+def ray_extra_missing() -> str:
+    """Said when the Ray executor is asked for and ``ray`` cannot be imported."""
+    return f"{option('executor_ray')} needs the ray extra: pip install 'rewardkit[ray]'"
 
 
 class EvalConfigError(ValueError):
@@ -46,6 +48,19 @@ class EvalOutputError(Exception):
 def os_error_reason(error: OSError) -> str:
     """`No space left on device`, without the errno and path noise of `str(error)`."""
     return error.strerror or str(error) or type(error).__name__
+
+
+class EvalWarning(UserWarning):
+    """Something the run's user should know that did not stop it (the CLI prints it)."""
+
+
+class InputReplacedWarning(EvalWarning):
+    """The input's path named another file by the end of the run (replaced with `mv`): the
+    run graded the file it opened, whole."""
+
+
+class ForeignResultsWarning(EvalWarning):
+    """A forced resume left out results whose ids are not in the input."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -77,6 +92,9 @@ __all__ = [
     "EvalConfigError",
     "EvalInputError",
     "EvalOutputError",
+    "EvalWarning",
+    "ForeignResultsWarning",
+    "InputReplacedWarning",
     "Interrupted",
     "exit_status_of_interrupt",
     "os_error_reason",

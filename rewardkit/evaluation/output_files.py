@@ -50,11 +50,11 @@ def _umask() -> int:
 def write_atomically(path: str | Path, data: bytes, *, what: str) -> None:
     """Write `data` to `path` whole or not at all (temporary file, fsync, rename).
 
-    A symlink is followed (its target is replaced); a device or FIFO such as `/dev/stdout` is
-    written in place, as it cannot be renamed over. Raises `EvalOutputError` naming `what`."""
-    target = Path(os.path.realpath(path))
+    A symlink is followed (its target is replaced); a device, FIFO or pipe such as
+    `/dev/stdout` is written in place, through the path as given, as it cannot be renamed
+    over. Raises `EvalOutputError` naming `what`."""
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as error:
@@ -63,40 +63,49 @@ def write_atomically(path: str | Path, data: bytes, *, what: str) -> None:
         if mode is not None and stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "it is a directory")
         if mode is not None and not stat.S_ISREG(mode):
-            with open(target, "wb") as handle:
+            with open(path, "wb") as handle:
                 handle.write(data)
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, staging = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
-        )
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())  # a full disk shows here, before the rename
-            os.chmod(staging, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
-            os.replace(staging, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(staging)
-            raise
+        _replace(Path(os.path.realpath(path)), data, mode)
     except OSError as error:
         raise EvalOutputError(what, path, os_error_reason(error)) from None
 
 
-def check_writable(path: str | Path, *, what: str) -> None:
-    """Fail before the run if `path` cannot be written: a directory, a parent that cannot be
-    created, or a directory without write permission. Creates missing parent directories."""
-    target = Path(path)
+def _replace(target: Path, data: bytes, mode: int | None) -> None:
+    """Write `data` to a temporary file beside `target`, sync it, and rename it over `target`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, staging = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+    )
     try:
-        if target.is_dir():
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk shows here, before the rename
+        os.chmod(staging, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
+        os.replace(staging, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
+def check_writable(path: str | Path, *, what: str) -> None:
+    """Fail before the run if `path` cannot be written: a directory, a symlink loop, a parent
+    that cannot be created, or a directory without write permission. Creates missing parent
+    directories."""
+    try:
+        try:
+            mode: int | None = os.stat(path).st_mode  # (ELOOP for a symlink loop)
+        except (FileNotFoundError, NotADirectoryError):  # (a file in the way: said below)
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "it is a directory")
-        if target.exists():
-            if not os.access(target, os.W_OK):
+        if mode is not None:
+            if not os.access(path, os.W_OK):
                 raise PermissionError(13, "Permission denied")
             return
-        parent = target.parent
+        parent = Path(os.path.realpath(path)).parent  # (a dangling symlink: its target's)
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rewardkit.evaluation.cases import DecidedCase, MathCase
-from rewardkit.evaluation.errors import RAY_EXTRA_MISSING
+from rewardkit.evaluation.errors import ray_extra_missing
 from rewardkit.evaluation.grading import (
     GradeOptions,
     Grader,
@@ -55,7 +55,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-            raise RuntimeError(RAY_EXTRA_MISSING) from exc
+            raise RuntimeError(ray_extra_missing()) from exc
         if not ray.is_initialized():
             ray.init(
                 address=self.address,

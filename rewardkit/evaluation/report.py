@@ -88,16 +88,20 @@ def _reasons_text(reasons: Mapping[str, int], limit: int = 8) -> str:
     return text
 
 
+def _cases(count: int) -> str:
+    return f"{count} case{'' if count == 1 else 's'}"
+
+
 def summary_table(summary: Summary, *, title: str, timings: Timings, workers_text: str) -> Table:
     """Score, counts by outcome with the reasons that decided them, and throughput."""
     rate = timings.cases_per_second
     throughput = (
-        f"{timings.new_cases} cases graded in {timings.wall_seconds:.2f} s"
+        f"{_cases(timings.new_cases)} graded in {timings.wall_seconds:.2f} s"
         + (f" = {rate:,.0f} cases/s" if rate else "")
         + f" ({workers_text})"
     )
     if timings.resumed_cases:
-        throughput += f"; {timings.resumed_cases} resumed from --output"
+        throughput += f"; {_cases(timings.resumed_cases)} resumed from --output"
     from rich.table import Table
 
     table = Table(title=title, caption=throughput, title_justify="left", caption_justify="left")

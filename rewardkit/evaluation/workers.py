@@ -243,6 +243,42 @@ class _InterruptFlag:
         return len(self.signals) > 1
 
 
+@dataclass
+class _RunState:
+    """The parent's side of one `ProcessExecutor.batches` run."""
+
+    progress: Any
+    """Shared doubles, two per slot: (offset of the case being graded or -1, its start time)."""
+    free_slots: deque[int]
+    events: queue.Queue[tuple[str, Any]]
+    """What the feeder thread and the tasks' callbacks report to the loop."""
+    room: threading.Semaphore
+    """Chunks the feeder may read ahead."""
+    stop: threading.Event
+    feeder: threading.Thread
+    interrupted: _InterruptFlag
+    pools: _Pools
+    forking: bool
+    restore_signals: Callable[[], None]
+    restore_polling: Callable[[], None]
+    backlog: deque[tuple[Chunk, bool]] = field(default_factory=deque)
+    running: dict[int, _Job] = field(default_factory=dict)
+    accounting: _Accounting = field(default_factory=_Accounting)
+    source_done: bool = False
+    drain_until: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Nothing runs or waits: the input is done, or a malformed line stopped the run."""
+        if self.running:
+            return False
+        if self.accounting.malformed is not None:
+            return True
+        return (
+            self.source_done and not self.backlog and not self.pools.waiting and self.events.empty()
+        )
+
+
 def describe_exit(error: BaseException) -> str:
     """Name a worker's death: the signal that killed it or its exit code."""
     code = getattr(error, "exitcode", None)
@@ -342,108 +378,121 @@ class ProcessExecutor:
         A first SIGINT, SIGTERM or SIGHUP (when nobody else handles them) does the same, then
         raises `Interrupted`; a second one stops at once.
         """
+        state = self._start(chunks)
+        try:
+            state.feeder.start()
+            yield from self._loop(state)
+        finally:
+            state.restore_signals()
+            state.stop.set()
+            # Every task is done or abandoned here: stop, rather than close, which waits for
+            # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
+            state.pools.stop()
+            state.restore_polling()
+            if state.forking:
+                gc.unfreeze()
+            # The feeder ends at `stop` within its 0.2 s wait for room; joined, it does not read
+            # the input (or close its generator) while the caller closes the file or exits.
+            if state.feeder.is_alive():
+                state.feeder.join(timeout=1.0)
+        if state.accounting.malformed is not None:
+            line, reason = state.accounting.malformed
+            path = self.line_settings.path if self.line_settings is not None else "<input>"
+            raise EvalInputError(reason, path=path, line=line)
 
+    def _start(self, chunks: Iterable[Chunk | DecidedCase]) -> _RunState:
+        """Set up a run: shared progress slots, the feeder thread (not started), the pools (no
+        worker forked yet), deferred signals, and the parent's objects frozen before forking."""
         context = self._context()
         if self.grader is None:
             default_grader()  # imported once here, shared by forked workers (~0.3 s each otherwise)
         slots = self.max_inflight + 4 * self.workers
         progress = context.Array("d", [-1.0] * (2 * slots), lock=False)
-        free_slots = deque(range(slots))
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
         room = threading.Semaphore(self.max_inflight)
         stop = threading.Event()
-        backlog: deque[tuple[Chunk, bool]] = deque()
-        running: dict[int, _Job] = {}
-        accounting = _Accounting()
-        feeder = threading.Thread(
-            target=self._feed,
-            args=(chunks, events, room, stop),
-            name="rewardkit-eval-feeder",
-            daemon=True,
-        )
-        source_done = False
         interrupted = _InterruptFlag()
-        drain_until: float | None = None
-        restore_signals = _defer_interrupts(interrupted)
-        restore_polling = _poll_pebble_often()
         # (not when the caller froze objects already: unfreezing afterwards would undo theirs)
         forking = context.get_start_method() == "fork" and gc.get_freeze_count() == 0
-        pools = self._pools = _Pools(self, context, progress, freeze=forking)
+        state = _RunState(
+            progress=progress,
+            free_slots=deque(range(slots)),
+            events=events,
+            room=room,
+            stop=stop,
+            feeder=threading.Thread(
+                target=self._feed,
+                args=(chunks, events, room, stop),
+                name="rewardkit-eval-feeder",
+                daemon=True,
+            ),
+            interrupted=interrupted,
+            pools=_Pools(self, context, progress, freeze=forking),
+            forking=forking,
+            restore_signals=_defer_interrupts(interrupted),
+            restore_polling=_poll_pebble_often(),
+        )
+        self._pools = state.pools
         if forking:
             # Forked workers share the parent's memory copy-on-write; a garbage collection in
             # a worker would touch (and so copy) every object it inherited. Frozen objects are
             # left out of collections (the `gc.freeze` docs recommend this before forking).
             gc.freeze()
-        try:
-            feeder.start()
-            while True:
-                if interrupted.is_set():
-                    if drain_until is None:
-                        drain_until = time.monotonic() + self.DRAIN_SECONDS
-                        stop.set()
-                    if interrupted.hurry or not running or time.monotonic() > drain_until:
-                        raise Interrupted(interrupted.signals[0])
-                stopping = accounting.malformed is not None or drain_until is not None
-                backlog.extend((chunk, False) for chunk in pools.ready())
-                while backlog and free_slots and not stopping:
-                    chunk, counts_for_room = backlog.popleft()
-                    self._submit(
-                        pools.get(),
-                        chunk,
-                        free_slots.popleft(),
-                        progress,
-                        running,
-                        events,
-                        counts_for_room,
-                    )
-                if accounting.malformed is not None and not running:
-                    break
-                if (
-                    source_done
-                    and not running
-                    and not backlog
-                    and not pools.waiting
-                    and events.empty()
-                ):
-                    break
-                try:
-                    kind, payload = events.get(timeout=self.poll_interval)
-                except queue.Empty:
-                    kind, payload = "tick", None
-                if kind == "chunk":
-                    backlog.append((payload, True))
-                elif kind == "decided":
-                    yield batch_of(
-                        [decided_to_result(payload)], include_response=self.include_response
-                    )
-                elif kind == "end":
-                    source_done = True
-                elif kind == "error":
-                    raise payload
-                elif kind == "done":
-                    batch = self._finish(
-                        payload, running, free_slots, backlog, accounting, room, progress
-                    )
-                    if batch is not None and (len(batch) or batch.skipped):
-                        yield batch
-                    if accounting.malformed is not None:
-                        stop.set()
-                timed_out = self._enforce_deadlines(running, progress, backlog)
-                if timed_out is not None:
-                    yield timed_out
-        finally:
-            restore_signals()
-            stop.set()
-            # Every task is done or abandoned here: stop, rather than close, which waits for
-            # the pool's queue with a 0.1 s sleep (a third of a 16,000-case run's wall time).
-            pools.stop()
-            restore_polling()
-            if forking:
-                gc.unfreeze()
-        if accounting.malformed is not None:
-            line, reason = accounting.malformed
-            path = self.line_settings.path if self.line_settings is not None else "<input>"
-            raise EvalInputError(reason, path=path, line=line)
+        return state
+
+    def _loop(self, state: _RunState) -> Iterator[ResultBatch]:
+        """Submit chunks while slots are free, and yield each batch as its task completes,
+        until the input is done (or a malformed line or a signal stops the run)."""
+        while True:
+            self._check_interrupt(state)
+            stopping = state.accounting.malformed is not None or state.drain_until is not None
+            backlog = state.backlog
+            backlog.extend((chunk, False) for chunk in state.pools.ready())
+            while backlog and state.free_slots and not stopping:
+                chunk, counts_for_room = backlog.popleft()
+                self._submit(state.pools.get(), chunk, counts_for_room, state)
+            if state.finished:
+                return
+            try:
+                kind, payload = state.events.get(timeout=self.poll_interval)
+            except queue.Empty:
+                kind, payload = "tick", None
+            batch = self._on_event(kind, payload, state)
+            if batch is not None:
+                yield batch
+            timed_out = self._enforce_deadlines(state)
+            if timed_out is not None:
+                yield timed_out
+
+    def _check_interrupt(self, state: _RunState) -> None:
+        """After a first signal, stop feeding and let running tasks finish for a while; raise
+        `Interrupted` once they did, when the time is up, or at a second signal."""
+        interrupted = state.interrupted
+        if not interrupted.is_set():
+            return
+        if state.drain_until is None:
+            state.drain_until = time.monotonic() + self.DRAIN_SECONDS
+            state.stop.set()
+        if interrupted.hurry or not state.running or time.monotonic() > state.drain_until:
+            raise Interrupted(interrupted.signals[0])
+
+    def _on_event(self, kind: str, payload: Any, state: _RunState) -> ResultBatch | None:
+        """Handle one event of the feeder or of a task; return a batch to yield, if any."""
+        if kind == "chunk":
+            state.backlog.append((payload, True))
+        elif kind == "decided":
+            return batch_of([decided_to_result(payload)], include_response=self.include_response)
+        elif kind == "end":
+            state.source_done = True
+        elif kind == "error":
+            raise payload
+        elif kind == "done":
+            batch = self._finish(payload, state)
+            if state.accounting.malformed is not None:
+                state.stop.set()
+            if batch is not None and (len(batch) or batch.skipped):
+                return batch
+        return None
 
     def _feed(
         self,
@@ -468,17 +517,9 @@ class ProcessExecutor:
         except BaseException as exc:  # surfaced in the consuming thread (e.g. EvalInputError)
             events.put(("error", exc))
 
-    def _submit(
-        self,
-        pool: Any,
-        chunk: Chunk,
-        slot: int,
-        progress: Any,
-        running: dict[int, _Job],
-        events: queue.Queue,
-        counts_for_room: bool,
-    ) -> None:
-        progress[2 * slot] = -1.0
+    def _submit(self, pool: Any, chunk: Chunk, counts_for_room: bool, state: _RunState) -> None:
+        slot = state.free_slots.popleft()
+        state.progress[2 * slot] = -1.0
         job = _Job(chunk=chunk, slot=slot, counts_for_room=counts_for_room)
         job.future = pool.schedule(
             grade_chunk,
@@ -491,7 +532,8 @@ class ProcessExecutor:
                 self.line_settings,
             ),
         )
-        running[slot] = job
+        state.running[slot] = job
+        events = state.events
         job.future.add_done_callback(lambda _future, job=job: events.put(("done", job)))
 
     def _singles(self, chunk: Chunk) -> list[tuple[int | str, Chunk]]:
@@ -526,8 +568,8 @@ class ProcessExecutor:
         return first + index, b"\n".join(data.split(b"\n")[index:])
 
     def _resolve(self, chunk: RawBlock | FileSpan) -> RawBlock:
-        path = self.line_settings.path if self.line_settings is not None else ""
-        return resolve_block(chunk, path)
+        source = self.line_settings.source if self.line_settings is not None else None
+        return resolve_block(chunk, source)
 
     def _case_of(self, item: Chunk) -> MathCase:
         """The parsed case behind a one-case chunk, for results made in the parent (crash, timeout)."""
@@ -548,23 +590,15 @@ class ProcessExecutor:
             return case
         return MathCase(id=f"line:{number}", response="", gold="", line=number)
 
-    def _finish(
-        self,
-        job: _Job,
-        running: dict[int, _Job],
-        free_slots: deque[int],
-        backlog: deque,
-        accounting: _Accounting,
-        room: threading.Semaphore,
-        progress: Any,
-    ) -> ResultBatch | None:
+    def _finish(self, job: _Job, state: _RunState) -> ResultBatch | None:
         """A chunk's future completed: return its batch, or schedule retries after a crash."""
-        index = int(progress[2 * job.slot])  # the case a dead worker was on (-1: between cases)
+        index = int(state.progress[2 * job.slot])  # the case a dead worker was on (-1: between)
+        running, accounting = state.running, state.accounting
         if running.get(job.slot) is job:
             del running[job.slot]
-            free_slots.append(job.slot)
+            state.free_slots.append(job.slot)
             if job.counts_for_room:
-                room.release()
+                state.room.release()
         if job.abandoned:
             return None
         try:
@@ -572,7 +606,7 @@ class ProcessExecutor:
         except CancelledError:
             return None
         except Exception as exc:
-            return self._after_crash(job.chunk, index, describe_exit(exc), backlog, accounting)
+            return self._after_crash(job.chunk, index, describe_exit(exc), state)
         if batch.resume_at is not None:  # a cold worker met a case that needs a warm one
             self._pools.needs_warm(self._rest_from(job.chunk, batch.resume_at))
         elif self.sizer is not None:
@@ -584,13 +618,14 @@ class ProcessExecutor:
         return batch
 
     def _after_crash(
-        self, chunk: Chunk, index: int, crash: str, backlog: deque, accounting: _Accounting
+        self, chunk: Chunk, index: int, crash: str, state: _RunState
     ) -> ResultBatch | None:
         """A worker died on `chunk`. Only the case it was grading gets a strike: retried once
         on its own, a `HARNESS_ERROR` naming the crash if its worker dies again; the cases
         before and after it go back as they were. A worker that died between cases gets its
         chunk again once, then each of its cases is retried on its own with a strike."""
         crashed: list[CaseResult] = []
+        backlog, accounting = state.backlog, state.accounting
         if index >= 0:
             key, single, rest = self._split_at(chunk, index)
             backlog.extend((part, False) for part in rest)
@@ -617,10 +652,9 @@ class ProcessExecutor:
                 backlog.append((single, False))
         return batch_of(crashed, include_response=self.include_response) if crashed else None
 
-    def _enforce_deadlines(
-        self, running: dict[int, _Job], progress: Any, backlog: deque
-    ) -> ResultBatch | None:
+    def _enforce_deadlines(self, state: _RunState) -> ResultBatch | None:
         """Kill the worker of any case that overran its budget; requeue the rest of its chunk."""
+        running, progress, backlog = state.running, state.progress, state.backlog
         now = time.monotonic()
         timed_out: list[CaseResult] = []
         for slot, job in list(running.items()):

@@ -3,12 +3,15 @@ a conftest.py, so `from conftest import ...` could find another folder's)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -22,25 +25,30 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any] | str]) -> Path:
     return path
 
 
-RESULTS_HEADER_KEY = "rewardkit_results"
-
-
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Parse every line of a JSONL file; a results file's header line is left out."""
+    """Parse every line of a JSONL file (a results file holds case rows only)."""
     records = [
         json.loads(line)
         for line in Path(path).read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    return [record for record in records if RESULTS_HEADER_KEY not in record]
+    assert not any("rewardkit_results" in record for record in records), "metadata in the rows"
+    return records
 
 
-def read_header(path: Path) -> dict[str, Any]:
-    """The header line of a results file."""
-    first = Path(path).read_text(encoding="utf-8").splitlines()[0]
-    header = json.loads(first)
-    assert RESULTS_HEADER_KEY in header, first
-    return header
+def read_metadata(path: Path) -> dict[str, Any]:
+    """The run's metadata of a results file (the hidden file beside it)."""
+    return json.loads((path.parent / f".{path.name}.rewardkit.json").read_text(encoding="utf-8"))
+
+
+def require_module(name: str, why: str) -> Any:
+    """Import `name`, or skip the test naming it; under `CI=true` a missing module fails it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{name} is not installed but CI needs it: {why}")
+        pytest.skip(f"needs {name} ({why})")
 
 
 def cli_command(*args: str) -> list[str]:

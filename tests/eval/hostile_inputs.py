@@ -64,6 +64,23 @@ MALFORMED: dict[str, tuple[bytes, str]] = {
         ),
         "nested too deeply",
     ),
+    # issue 27, item 15: an id of the wrong type was "missing id field 'id'", its key listed.
+    "id-true": (
+        _line(id="true", response='"\\\\boxed{1}"', gold='"1"'),
+        "the id field 'id' is true",
+    ),
+    "id-null": (
+        _line(id="null", response='"\\\\boxed{1}"', gold='"1"'),
+        "the id field 'id' is null",
+    ),
+    "id-array": (
+        _line(id="[1]", response='"\\\\boxed{1}"', gold='"1"'),
+        "the id field 'id' is an array",
+    ),
+    "id-empty": (
+        _line(id='""', response='"\\\\boxed{1}"', gold='"1"'),
+        "the id field 'id' is an empty string",
+    ),
 }
 
 

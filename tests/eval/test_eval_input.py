@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 from eval_helpers import read_jsonl, write_jsonl
 
-from rewardkit.evaluation import EvalInputError, FieldNames, read_cases
+from rewardkit.evaluation import (
+    EvalConfigError,
+    EvalInputError,
+    FieldNames,
+    read_cases,
+    run_math_eval,
+)
 from rewardkit.evaluation.cases import DecidedCase
 
 
@@ -100,3 +106,36 @@ def test_limit_counts_cases(tmp_path: Path) -> None:
         tmp_path / "in.jsonl", [{"id": str(i), "response": "r", "gold": "1"} for i in range(10)]
     )
     assert [c.id for c in read_cases(path, limit=3)] == ["0", "1", "2"]
+
+
+def test_limit_0_says_so_rather_than_an_empty_input(tmp_path: Path, run_cli) -> None:
+    """`--limit 0` said "the input has no cases" of an input of 55 (issue 26 item 8)."""
+    proc = run_cli("--workers", "0", "--limit", "0")
+    assert proc.returncode == 3, proc.stderr
+    assert "nothing could be scored: --limit 0 grades no case" in proc.stderr
+    assert "no cases" not in proc.stderr
+
+
+def test_one_case_is_one_case(tmp_path: Path, run_cli) -> None:
+    """It said "1 cases graded" (issue 26 item 12)."""
+    path = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": r"\boxed{1}", "gold": "1"}])
+    proc = run_cli(str(path), "--workers", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 case graded in" in proc.stdout
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_messages_name_the_python_argument_or_the_flag(
+    tmp_path: Path, run_cli, workers: int
+) -> None:
+    """`run_math_eval(...)` told Python callers to use `--gold-field` (issue 26 item 10): a
+    message names what its reader can change, in the worker processes too."""
+    path = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "r", "target": "1"}])
+    with pytest.raises(EvalInputError, match=r"choose one with fields=FieldNames\(gold="):
+        run_math_eval(path, workers=workers)
+    proc = run_cli(str(path), "--workers", str(workers))
+    assert proc.returncode == 2, proc.stderr
+    assert "(choose one with --gold-field)" in proc.stderr
+    with pytest.raises(EvalConfigError, match="force_resume=True goes with resume=True"):
+        run_math_eval(path, force_resume=True)
+    assert "--force-resume goes with --resume" in run_cli("--force-resume", "-o", "x").stderr

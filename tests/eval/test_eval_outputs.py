@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from eval_helpers import cli_command, read_header, read_jsonl
+from eval_helpers import cli_command, read_jsonl, read_metadata
 from hostile_inputs import ordinary_line
 
 from rewardkit.evaluation import EvalConfigError, run_math_eval
@@ -98,7 +98,7 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(
     assert_one_line_error(proc, 4, "cannot write the", str(target), "File too large")
     assert target.read_text(encoding="utf-8") == "the previous report\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["in.jsonl", "out.jsonl", target.name]
+        ["in.jsonl", "out.jsonl", ".out.jsonl.rewardkit.json", target.name]
     )
     assert len(read_jsonl(tmp_path / "out.jsonl")) == 1
 
@@ -106,11 +106,12 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(
 # --- resume: the results file says which input and which options ----------------------------
 
 
-def test_the_results_header_names_the_input_by_content_and_the_options(tmp_path: Path) -> None:
+def test_the_results_metadata_names_the_input_by_content_and_the_options(tmp_path: Path) -> None:
     data = write_cases(tmp_path / "in.jsonl", 3)
     out = tmp_path / "out.jsonl"
     run = run_math_eval(data, workers=0, output=out, policy="strict", timeout=2.0)
-    header = read_header(out)
+    header = read_metadata(out)
+    assert header["rewardkit_results"] == 2
     assert header["input"] == {
         "name": str(data),
         "bytes": data.stat().st_size,
@@ -163,16 +164,18 @@ def test_resume_refuses_another_input_or_other_options_unless_forced(
         "forced.json",
     )
     assert forced.returncode == 0, forced.stderr
-    assert json.loads((tmp_path / "forced.json").read_text())["n"] == 4 + 6
+    # the other input's results are not done cases of this one: left out, and said so
+    assert json.loads((tmp_path / "forced.json").read_text())["n"] == 6
+    assert "4 results are for ids the input does not have" in forced.stderr
+    assert "left out of the report" in forced.stderr
 
 
-def test_resume_refuses_a_results_file_without_a_header(tmp_path: Path) -> None:
+def test_resume_refuses_a_results_file_without_its_metadata(tmp_path: Path) -> None:
     data = write_cases(tmp_path / "in.jsonl", 2)
     out = tmp_path / "out.jsonl"
     run_math_eval(data, workers=0, output=out, limit=1)
-    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
-    out.write_text("".join(lines[1:]), encoding="utf-8")  # as an older rewardkit wrote it
-    with pytest.raises(EvalConfigError, match="no rewardkit header"):
+    (tmp_path / ".out.jsonl.rewardkit.json").unlink()  # copied without it
+    with pytest.raises(EvalConfigError, match="no rewardkit metadata"):
         run_math_eval(data, workers=0, output=out, resume=True)
     run = run_math_eval(data, workers=0, output=out, resume=True, force_resume=True)
     assert run.summary.n == 2
@@ -229,4 +232,61 @@ def test_resume_with_nothing_left_starts_nothing(tmp_path: Path, workers: str) -
     outcome = json.loads(proc.stdout.strip().splitlines()[-1])
     assert outcome == {"code": 0, "forks": 0, "grader_loaded": False}
     assert "0 cases graded" in proc.stdout
-    assert "5 resumed" in proc.stdout
+    assert "5 cases resumed" in proc.stdout
+
+
+def test_a_report_to_dev_stdout_into_a_pipe_is_written_there(tmp_path: Path, run_cli) -> None:
+    """`--report /dev/stdout`, which the docs use, failed with exit 4 after the whole run when
+    stdout was a pipe (issue 27 item 13)."""
+    data = write_cases(tmp_path / "in.jsonl", 3)
+    proc = run_cli(str(data), "--workers", "0", "--report", "/dev/stdout")
+    assert proc.returncode == 0, proc.stderr
+    report, _end = json.JSONDecoder().raw_decode(proc.stdout)
+    assert (report["n"], report["passed"]) == (3, 3)
+
+
+@pytest.mark.parametrize("flag", ["--output", "--report", "--html"])
+def test_an_output_through_a_symlink_loop_is_refused_before_grading(
+    tmp_path: Path, run_cli, flag: str
+) -> None:
+    """A `--report` through a symlink loop was found only after grading (issue 27 item 13)."""
+    loop = tmp_path / "loop-a"
+    loop.symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(loop)
+    data = write_cases(tmp_path / "in.jsonl", 3)
+    results = tmp_path / "out.jsonl"
+    extra = [] if flag == "--output" else ["--output", str(results)]
+    proc = run_cli(str(data), "--workers", "0", flag, str(loop), *extra)
+    assert_one_line_error(proc, 4, f"{loop}: Too many levels of symbolic links")
+    assert not results.exists()  # refused before a case was graded
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEV_FULL.exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_says_one_line_every_time(tmp_path: Path) -> None:
+    """2 runs in 13 on a full disk printed an `Exception ignored in: <generator ...>`
+    fragment beside the right message (issue 27 item 18): the run's generators are closed, and
+    its feeder thread joined, before it ends. Twelve runs, three at a time, from a file and
+    from a pipe, in this process and in workers."""
+    data = write_cases(tmp_path / "in.jsonl", 2000)
+    shapes = [(workers, piped) for workers in ("0", "1", "2") for piped in (False, True)]
+    for round_ in range(4):
+        procs = []
+        half = 3 * (round_ % 2)
+        for workers, piped in shapes[half : half + 3]:
+            source = "/dev/stdin" if piped else str(data)
+            args = cli_command(source, "--workers", workers, "--output", str(DEV_FULL))
+            stdin = open(data, "rb") if piped else subprocess.DEVNULL  # noqa: SIM115
+            procs.append(
+                subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            )
+            if piped:
+                stdin.close()
+        for proc in procs:
+            _out, err = proc.communicate(timeout=300)
+            text = err.decode()
+            assert proc.returncode == 4, text
+            assert text.strip().splitlines() == [
+                f"rewardkit eval math: error: cannot write the results file {DEV_FULL}: "
+                "No space left on device"
+            ], text
