@@ -31,6 +31,18 @@ REASONS: tuple[str, ...] = (
 )
 
 
+_UNPRINTABLE = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)} | {0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r"}
+
+
+def quoted(text: str) -> str:
+    """``text`` in single quotes as written (``'\\frac{1}{'``, not Python's ``'\\\\frac{1}{'``), for error texts.
+
+    Backslashes stay single; only line breaks and other control characters are shown escaped, so
+    that a message stays on one line.
+    """
+    return "'" + text.translate(_UNPRINTABLE) + "'"
+
+
 @dataclass(frozen=True)
 class MathVerdict:
     """Whether an answer matched its gold, why (``reason``), and the normalized forms compared."""
