@@ -1,7 +1,8 @@
 """``calculate_rewards`` over 100,000 samples of a trivial async reward: samples/s and peak
 memory, against the naive peer (one task per sample, ``asyncio.gather``) in the same run.
-Then a trivial sync reward (threads), without and with a per-call timeout, against the plain
-peer: every sample through ``loop.run_in_executor`` on a ``ThreadPoolExecutor`` of the same size.
+Then a trivial sync reward (threads), without and with a per-call timeout, and inline on the event
+loop (``execution="inline"``), against the plain peer: every sample through
+``loop.run_in_executor`` on a ``ThreadPoolExecutor`` of the same size.
 
 Memory is the peak of Python allocations (``tracemalloc``) during the call, above what the
 samples list already holds; it is measured in a separate run from the throughput, because
@@ -60,6 +61,12 @@ async def rewardkit_sync_batch_with_timeout(
     samples: Sequence[dict[str, Any]], concurrency: int
 ) -> list[RewardResult]:
     return await calculate_rewards(trivial_sync, samples, concurrency=concurrency, timeout=5.0)
+
+
+async def rewardkit_sync_batch_inline(
+    samples: Sequence[dict[str, Any]], concurrency: int
+) -> list[RewardResult]:
+    return await calculate_rewards(trivial_sync, samples, concurrency=concurrency, execution="inline")
 
 
 async def executor_gather(
@@ -124,6 +131,7 @@ def main() -> int:
     sync_rows = (
         ("rewardkit calculate_rewards", rewardkit_sync_batch),
         ("rewardkit, timeout=5.0", rewardkit_sync_batch_with_timeout),
+        ("rewardkit, execution='inline'", rewardkit_sync_batch_inline),
         ("run_in_executor per sample", executor_gather),
     )
     rates = {label: throughput(runner, samples, args.concurrency) for label, runner in sync_rows}

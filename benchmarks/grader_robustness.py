@@ -99,11 +99,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report_huge(args: argparse.Namespace) -> None:
-    """5 MB inputs, best of 3: refused unread (``MAX_RESPONSE_LENGTH``, ``MAX_GOLD_LENGTH``)."""
+    """5 MB inputs, best of 3: a response is read from its end (``extract="auto"`` reads its last
+    ``MAX_RESPONSE_LENGTH`` characters), a 5 MB box is unclosed (over 20,000 characters), a gold
+    over ``MAX_GOLD_LENGTH`` is a bad gold."""
     from rewardkit.math import grade
 
     cases = {
         '"1,"*2_500_000, extract="auto"': ("1," * 2_500_000, "1", "auto"),
+        "5 MB, then \\boxed{1}": ("x" * 5_000_000 + "\\boxed{1}", "1", "boxed"),
+        "5 MB, then \\boxed{1}, auto": ("x" * 5_000_000 + "\\boxed{1}", "1", "auto"),
         "5 MB box": ("\\boxed{" + "1+" * 2_500_000 + "1}", "1", "boxed"),
         "5 MB text gold": ("\\boxed{1}", "a b" * 1_700_000, "boxed"),
     }
@@ -217,6 +221,10 @@ def hostile_inputs() -> dict[str, str]:
         "tildes": r"\boxed{" + "~" * 9000 + "x}",
         "semicolons": r"\boxed{" + " ;" * 4500 + "1}",
         "text pieces": r"\boxed{" + r"\text{a}" * 1200 + "}",
+        "binomial of expressions": r"\boxed{\binom{10^9}{5 \cdot 10^8}}",
+        "Gamma of a power": r"\boxed{\Gamma(10^{10})}",
+        "factorial of a cancellation": r"\boxed{(x - x + 10^{10})!}",
+        "5 MB before the last box": "x" * 5_000_000 + r" \boxed{5}",
     }
 
 

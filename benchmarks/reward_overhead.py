@@ -7,7 +7,12 @@ wrapper: read the function's signature on every call, filter the keyword argumen
 call, and normalize a number into a ``{"reward": ...}`` dict. It is our reproduction, not
 AgentFly's code.
 
-Run: ``.venv/bin/python benchmarks/reward_overhead.py [--calls 20000] [--repeats 25]``
+Then the per-sample cost of each execution mode under ``calculate_rewards`` (inline, thread,
+process), against a plain loop of direct calls, measured in the same run: for a trivial reward
+(the mode's whole overhead) and for a real math_verify grader (what the process mode costs a
+reward that needs it).
+
+Run: ``.venv/bin/python benchmarks/reward_overhead.py [--calls 20000] [--repeats 25] [--samples 2000]``
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rewardkit import calculate_reward, reward
+from rewardkit import calculate_reward, calculate_rewards, reward
+from rewardkit.reward_processes import reward_processes
 
 BUDGET_NS = 1000.0  # the issue's bar: at most 1 microsecond over a direct call
 
@@ -123,10 +129,67 @@ def report(title: str, figures: dict[str, float]) -> bool:
     return ours <= BUDGET_NS
 
 
+def math_verify_accuracy(final_response: str, answer: str) -> float:
+    """math_verify as TRL's accuracy reward calls it (default timeouts: signal.alarm)."""
+    from math_verify import parse, verify
+
+    return float(verify(parse(answer), parse(final_response)))
+
+
+MATH_SAMPLES = [
+    {"final_response": "The answer is $\\frac{1}{2}$", "answer": "$0.5$"},
+    {"final_response": "So $\\boxed{\\sqrt{4}}$", "answer": "$2$"},
+    {"final_response": "$3$", "answer": "$4$"},
+    {"final_response": "We get $x = 12$", "answer": "$12$"},
+]
+
+
+def direct_batch_seconds(function: Callable[..., Any], samples: list[dict[str, Any]]) -> float:
+    start = time.perf_counter()
+    for sample in samples:
+        function(**sample)
+    return time.perf_counter() - start
+
+
+def mode_batch_seconds(function: Callable[..., Any], samples: list[dict[str, Any]], execution: str) -> float:
+    start = time.perf_counter()
+    results = asyncio.run(calculate_rewards(function, samples, execution=execution, on_error="record"))
+    elapsed = time.perf_counter() - start
+    failed = [result.extras["error"] for result in results if "error" in result.extras]
+    if failed:
+        raise SystemExit(f"{execution}: {len(failed)} samples failed, e.g. {failed[0]}")
+    return elapsed
+
+
+def report_modes(title: str, function: Callable[..., Any], samples: list[dict[str, Any]], repeats: int) -> None:
+    """Per-sample microseconds of each mode, best of ``repeats`` rounds, against direct calls."""
+    modes = ["inline", "thread", "process"]
+    if function is math_verify_accuracy:
+        modes.remove("thread")  # signal.alarm refuses threads: that is what the process mode is for
+    mode_batch_seconds(function, samples[:8], "process")  # start the workers (not timed)
+    best = {"direct": float("inf"), **dict.fromkeys(modes, float("inf"))}
+    for _ in range(repeats):  # interleaved, so that load hits every path alike
+        best["direct"] = min(best["direct"], direct_batch_seconds(function, samples))
+        for mode in modes:
+            best[mode] = min(best[mode], mode_batch_seconds(function, samples, mode))
+    count = len(samples)
+    direct = best["direct"] / count * 1e6
+    print(f"{title} ({count} samples, best of {repeats} rounds, per sample):")
+    print(f"  direct call (plain loop)         {direct:10.1f} us")
+    for mode in modes:
+        per_sample = best[mode] / count * 1e6
+        print(
+            f"  calculate_rewards {mode:<8}       {per_sample:10.1f} us   overhead {per_sample - direct:9.1f} us"
+            f"   ({per_sample / direct:.2f}x the direct call)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000, help="calls per measurement round")
     parser.add_argument("--repeats", type=int, default=25, help="rounds (the best is reported)")
+    parser.add_argument("--samples", type=int, default=2000, help="samples per execution-mode batch")
+    parser.add_argument("--mode-repeats", type=int, default=5, help="rounds of the execution-mode batches")
     args = parser.parse_args()
     print(f"{args.calls} calls x {args.repeats} rounds per path, best round, per call\n")
     exact = asyncio.run(measure(args.calls, args.repeats, extra_fields=False))
@@ -134,6 +197,14 @@ def main() -> int:
     print()
     extra = asyncio.run(measure(args.calls, args.repeats, extra_fields=True))
     ok = report("sample also carries trajectory and id (ignored by the reward):", extra) and ok
+    print()
+    trivial = [{"final_response": str(index % 10), "answer": "3"} for index in range(args.samples)]
+    report_modes("execution modes, trivial reward", exact_match, trivial, args.mode_repeats)
+    print()
+    graded = (MATH_SAMPLES * (args.samples // 10 // len(MATH_SAMPLES) + 1))[: max(len(MATH_SAMPLES), args.samples // 10)]
+    report_modes("execution modes, math_verify reward", math_verify_accuracy, graded, args.mode_repeats)
+    print(f"  (process mode: {reward_processes.max_workers} worker processes per reward)")
+    reward_processes.shutdown()
     return 0 if ok else 1
 
 

@@ -7,38 +7,73 @@ and return validated ``RewardResult`` objects.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from rewardkit.errors import FieldCollisionError, describe_error
+from rewardkit.errors import FieldCollisionError, RewardAbortedError, describe_error
+from rewardkit.execution import (
+    CANCEL_GRACE_SECONDS,
+    CONFIGURATION_ERRORS,
+    CallTimedOut,
+    Detachable,
+    ExecutionMode,
+    SampleFailure,
+    SampleRunner,
+    await_within,
+    check_execution,
+    check_timeout,
+    settle,
+    timeout_error,
+    torn_down,
+)
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.results import RewardResult
-from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import BaseReward, Reward, as_reward
 
 DEFAULT_CONCURRENCY = 64
 """How many samples ``calculate_rewards`` computes at once unless told otherwise."""
 
 
-async def calculate_reward(reward_fn: Any, /, **fields: Any) -> RewardResult | None:
+async def calculate_reward(
+    reward_fn: Any, /, *, execution: ExecutionMode | None = None, **fields: Any
+) -> RewardResult | None:
     """Compute one reward from its fields; ``None`` only when ``reward_fn`` is ``None``.
 
-    Sync rewards run inline (no thread hop: this is the cheap path for one call);
-    ``calculate_rewards`` runs sync rewards off the event loop.
+    A sync reward runs inline (no thread hop: this is the cheap path for one call) unless
+    ``execution`` (or the reward's own ``@reward(execution=..., timeout=...)``) says otherwise:
+    ``"thread"`` or ``"process"``, under the reward's timeout (see ``rewardkit.execution``).
+    The reward's exception is raised as itself, except those that are not ordinary failures
+    (``SystemExit``, ``StopIteration``, a ``CancelledError`` it raised itself...), raised as
+    ``RewardAbortedError``. A task field named ``execution`` must go through ``calculate_rewards``.
     """
-    if reward_fn.__class__ is Reward:
-        if reward_fn.is_async:
-            return await reward_fn.invoke(fields)
-        return reward_fn.invoke(fields)  # type: ignore[no-any-return]
+    if reward_fn.__class__ is Reward and execution is None:
+        direct = reward_fn.direct  # None: the reward has its own execution mode or timeout
+        if direct is not None:
+            try:
+                if direct:
+                    return await reward_fn.invoke(fields)
+                return reward_fn.invoke(fields)  # type: ignore[no-any-return]
+            except BaseException as exc:
+                raise_for_caller(exc, reward_fn.name)
     if reward_fn is None:
         return None
-    normalized = as_reward(reward_fn)
-    result = normalized.invoke(fields)
-    if normalized.is_async:
-        return await result  # type: ignore[no-any-return]
-    return result  # type: ignore[no-any-return]
+    runner = SampleRunner(as_reward(reward_fn), execution=check_execution(execution), untimed="inline", place="the sample")
+    try:
+        return await runner.run(fields, 0)
+    except SampleFailure as failure:
+        error = failure.error
+    raise error
+
+
+def raise_for_caller(exc: BaseException, reward_name: str) -> None:
+    """Re-raise what a reward called inline raised: itself if it is an ordinary exception (or the
+    caller's own cancellation, or ``KeyboardInterrupt``), else ``RewardAbortedError``."""
+    if isinstance(exc, KeyboardInterrupt) or torn_down(exc) or (
+        isinstance(exc, Exception) and not isinstance(exc, (StopIteration, StopAsyncIteration))
+    ):
+        raise exc
+    raise RewardAbortedError(f"reward {reward_name!r} raised {describe_error(exc)}") from exc
 
 
 def build_fields(
@@ -72,90 +107,6 @@ def build_fields(
     return {**task, **predefined}
 
 
-CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError,)
-"""Errors that mean the reward or its data mapping is wrong, not one sample: never recorded."""
-
-
-CANCEL_GRACE_SECONDS = 1.0
-"""How long a timed-out async reward, once cancelled, may take to finish its cleanup before it is
-left to finish in the background (the timeout is reported either way)."""
-
-
-class CallTimedOut(TimeoutError):
-    """A reward call outlived its timeout (``started=False``: a sync call never got a thread),
-    as opposed to a ``TimeoutError`` the reward raised itself (e.g. from an API client)."""
-
-    def __init__(self, started: bool) -> None:
-        super().__init__("started" if started else "not started")
-        self.started = started
-
-
-_left_running: set[asyncio.Future[Any]] = set()
-"""Timed-out async calls that ignored their cancellation: kept referenced until they end."""
-
-
-def _forget(task: asyncio.Future[Any]) -> None:
-    _left_running.discard(task)
-    if not task.cancelled():
-        task.exception()  # retrieved: no "exception was never retrieved" warning
-
-
-async def await_within(
-    pending: Awaitable[Any], timeout: float | None, *, job: concurrent.futures.Future[Any] | None = None
-) -> Any:
-    """Await ``pending`` (an async reward's coroutine, or ``job`` wrapped for asyncio) for at most
-    ``timeout`` seconds, then raise ``CallTimedOut``.
-
-    Unlike ``asyncio.wait_for``, what a cancelled coroutine does next cannot turn the timeout into
-    a success: one that swallows ``CancelledError`` and returns a value is still timed out, and
-    one that keeps running gets ``CANCEL_GRACE_SECONDS`` to finish, then is left to finish in the
-    background. ``job`` (a sync call in ``reward_threads``) is dropped if it never started.
-    """
-    if timeout is None:
-        return await pending
-    if job is not None:  # a thread's future: cancelling it is immediate, wait_for is exact
-        try:
-            return await asyncio.wait_for(pending, timeout)
-        except asyncio.TimeoutError as exc:
-            if not isinstance(exc.__cause__, asyncio.CancelledError):
-                raise  # the reward's own TimeoutError (e.g. from an API client)
-            raise CallTimedOut(started=not job.cancel()) from None
-    future = asyncio.ensure_future(pending)
-    try:
-        done, _ = await asyncio.wait({future}, timeout=timeout)
-    except asyncio.CancelledError:
-        _let_go(future)
-        raise
-    if done:
-        return future.result()
-    future.cancel()  # then let it run its cleanup, within the grace
-    await asyncio.wait({future}, timeout=CANCEL_GRACE_SECONDS)
-    _let_go(future, cancel=False)
-    raise CallTimedOut(started=True)
-
-
-def _let_go(future: asyncio.Future[Any], *, cancel: bool = True) -> None:
-    """Cancel a call nobody waits for any more (once: one that ignores it is left to finish,
-    referenced until it ends)."""
-    if cancel:
-        future.cancel()
-    if future.done():
-        _forget(future)
-    else:
-        _left_running.add(future)
-        future.add_done_callback(_forget)
-
-
-def timeout_error(reward_name: str, where: str, timeout: float, exc: CallTimedOut) -> TimeoutError:
-    """The ``TimeoutError`` reported for a call of ``reward_name`` on ``where`` that timed out."""
-    if exc.started:
-        return TimeoutError(f"reward {reward_name!r} on {where} took longer than {timeout} s")
-    return TimeoutError(
-        f"reward {reward_name!r} on {where} did not start within {timeout} s: no reward thread was "
-        f"free ({reward_threads.describe()})"
-    )
-
-
 def check_samples(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
     """Raise, before any call, what would fail every sample whatever its data: a sample that is
     not a mapping of fields (``TypeError``), or a required parameter of ``reward`` that no sample
@@ -182,73 +133,99 @@ async def calculate_rewards(
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
     on_error: Literal["raise", "record"] = "raise",
+    group_by: str | None = None,
+    execution: ExecutionMode | None = None,
 ) -> list[RewardResult]:
     """Compute the reward of every sample (each a mapping of fields); results keep ``samples``' order.
 
-    At most ``concurrency`` samples are in flight: a fixed set of workers pulls samples, so
-    memory stays bounded however long ``samples`` is. Async rewards run on the event loop;
-    sync rewards run in ``reward_threads``, the process's bounded pool of daemon threads, so they
-    never block it. ``timeout`` (seconds) applies to each call; a timed-out call is a failure even
-    if it swallows its cancellation (async) or keeps running (sync: Python cannot kill a thread,
-    so it holds its pool thread until it returns, counted as hung in ``reward_threads.stats()``).
+    At most ``concurrency`` samples are in flight (a fixed set of workers pulls samples: memory
+    stays bounded). Async rewards run on the event loop; sync ones where ``execution`` says
+    (``"thread"``, ``"process"`` or ``"inline"``; default: the reward's own, else ``"thread"``),
+    each call under ``timeout`` (default: the reward's own): see ``rewardkit.execution``.
     ``on_error="record"`` turns a failing or timed-out sample into
-    ``RewardResult(0.0, {"error": "<type>: <message>"})``; ``"raise"`` cancels the rest and
-    raises the first error. Configuration errors raise under either policy, before a silent 0.0
-    could stand in for every sample: a sample that is not a mapping and a required parameter that
-    no sample supplies (``TypeError`` and ``MissingFieldError``, both raised before any call), and
-    a ``FieldCollisionError``. A required field missing from only some samples is a per-sample
-    failure, recorded like any other.
+    ``RewardResult(0.0, {"error": "<type>: <message>"})``, whatever it raised (only
+    ``KeyboardInterrupt`` propagates); ``"raise"`` cancels the rest and raises the first error.
+    Configuration errors raise under either policy, before a silent 0.0 could stand in for every
+    sample: a sample that is not a mapping or a required parameter no sample supplies (both
+    before any call), a ``FieldCollisionError``, a ``RewardLoadError``. A required field missing
+    from only some samples is a per-sample failure. Details: docs/runtime.md.
+
+    A group reward (``rewardkit.groups``) is computed once per group of samples, grouped by the
+    value of the ``group_by`` field (``None``: the whole batch, for a reward declared
+    ``over="batch"``); a per-sample reward ignores ``group_by``.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
     if not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if timeout is not None and timeout <= 0:
-        raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
+    check_timeout(timeout)
+    check_execution(execution)
     reward = as_reward(reward_fn)
     total = len(samples)
     if total == 0:
         return []
+    if getattr(type(reward), "is_group", False):  # scored a group at a time: rewardkit.groups
+        from rewardkit.groups import calculate_group_rewards
+
+        return await calculate_group_rewards(
+            reward, samples, group_by=group_by, concurrency=concurrency, timeout=timeout, on_error=on_error
+        )
     check_samples(reward, samples)
+    runner = SampleRunner(reward, execution=execution, timeout=timeout)
     results: list[RewardResult | None] = [None] * total
-    workers = min(concurrency, total)
     record = on_error == "record"
-    invoke = reward.invoke
-    threads = None if reward.is_async else reward_threads
+    run = runner.run
+    stopping = False
 
     async def run_one(index: int, sample: Mapping[str, Any]) -> RewardResult:
         try:
-            if threads is None:
-                return await await_within(invoke(sample), timeout)  # type: ignore[no-any-return]
-            job = threads.submit(invoke, sample, timeout=timeout)
-            return await await_within(asyncio.wrap_future(job), timeout, job=job)  # type: ignore[no-any-return]
-        except CallTimedOut as exc:
-            timed_out = timeout_error(reward.name, f"samples[{index}]", timeout, exc)  # type: ignore[arg-type]
+            return await run(sample, index)
+        except SampleFailure as failure:
             if record:
-                return RewardResult(0.0, {"error": describe_error(timed_out)})
-            raise timed_out from None
-        except Exception as exc:
-            if record and not isinstance(exc, CONFIGURATION_ERRORS):
-                return RewardResult(0.0, {"error": describe_error(exc)})
-            _add_note(exc, f"while computing reward {reward.name!r} on samples[{index}]")
-            raise
+                return RewardResult(0.0, {"error": failure.text})
+            if failure.timed_out:
+                raise failure.error from None
+            error: BaseException = failure.error
+        except CONFIGURATION_ERRORS as exc:
+            error = exc
+        _add_note(error, f"while computing reward {reward.name!r} on samples[{index}]")
+        raise error
 
     pending_samples: Iterator[tuple[int, Mapping[str, Any]]] = iter(enumerate(samples))
 
     async def worker() -> None:
         for index, sample in pending_samples:  # shared iterator: each sample is taken once
             results[index] = await run_one(index, sample)
+            if stopping:  # a reward that swallowed the cancellation returned: take no more
+                return
 
-    tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+    running = [Detachable(worker(), reward.name) for _ in range(min(concurrency, total))]
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        done, _ = await asyncio.wait([item.task for item in running], return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        stopping = True
+        await settle(running)
+    return _complete(results, reward.name, record)
+
+
+def _complete(results: list[RewardResult | None], reward_name: str, record: bool) -> list[RewardResult]:
+    """``results``, checked: a sample whose worker was cancelled from outside (only possible where
+    a reward's own cancellation cannot be told from the caller's: Python 3.10) is a failure, never
+    a ``None``."""
+    if None not in results:
+        return results  # type: ignore[return-value]
+    missing = [index for index, result in enumerate(results) if result is None]
+    text = (
+        "CancelledError: the task computing this sample was cancelled (by the reward, or by code "
+        "outside calculate_rewards)"
+    )
+    if not record:
+        raise RuntimeError(f"reward {reward_name!r}: samples {missing[:10]} got no result: {text}")
+    for index in missing:
+        results[index] = RewardResult(0.0, {"error": text})
     return results  # type: ignore[return-value]
 
 
@@ -267,5 +244,6 @@ __all__ = [
     "calculate_reward",
     "calculate_rewards",
     "check_samples",
+    "raise_for_caller",
     "timeout_error",
 ]

@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("rewardkit.evaluation.cli", "grade model responses (e.g. `rewardkit eval math`)"),
     "check": ("rewardkit.checks.cli", "check reward modules statically (pre-commit, CI)"),
     "lsp": ("rewardkit_lsp.cli", "start the language server (needs `rewardkit[lsp]`)"),
+    "serve": ("rewardkit.serve.cli", "serve rewards over HTTP (needs `rewardkit[serve]`)"),
 }
 
 LSP_EXTRA_MISSING = (

@@ -17,6 +17,15 @@ PREDEFINED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
         "context": "The rollout's `rewardkit.Context`: rollout id, metadata and shared resources "
         "(`await context.acquire_resource(...)`).",
         "id": "The rollout id (str), the same as `context.rollout_id`.",
+        "prompt": "The prompt's text (str): a text prompt as given (OpenRLHF's prompt after the chat "
+        "template, TRL's standard data), a chat prompt's last user message (TRL's conversational data, "
+        "verl's `raw_prompt`).",
+        "completion": "The completion's messages (list of dicts with `role` and `content`): the messages "
+        "after the prompt, the tail of `trajectory` (tool calls and tool results included).",
+        "completion_ids": "The completion's token ids (list of int), where the framework has them "
+        "(TRL; verl through rewardkit's reward managers).",
+        "completion_length": "The completion's length in tokens (int), where the framework has them "
+        "(TRL; verl through rewardkit's reward managers).",
     }
 )
 """Fields every reward may declare, whatever the task: name -> what it receives."""

@@ -21,6 +21,13 @@ BUILTIN_REWARDS: Final = MappingProxyType(
     {
         "math_reward": "rewardkit.math.reward",
         "qa_f1_reward": "rewardkit.qa",
+        "think_answer_format_reward": "rewardkit.shaping.format",
+        "tag_count_reward": "rewardkit.shaping.format",
+        "reasoning_steps_reward": "rewardkit.shaping.format",
+        "repetition_penalty_reward": "rewardkit.shaping.repetition",
+        "soft_overlong_punishment_reward": "rewardkit.shaping.length",
+        "cosine_scaled_reward": "rewardkit.shaping.length",
+        "len_reward": "rewardkit.shaping.length",
     }
 )
 """Built-in reward name -> the module that defines it, imported on first ``get_reward``."""

@@ -146,6 +146,16 @@ class RewardResult(dict[str, Any]):
         """A plain, mutable copy of the flat dict ``{"reward": ..., **extras}``."""
         return dict(self)
 
+    @property
+    def applicable(self) -> bool:
+        """``False`` only for a :class:`NotApplicable` result (the reward does not apply to the sample)."""
+        return True
+
+    @staticmethod
+    def not_applicable(reason: str | None = None, extras: Mapping[str, Any] | None = None) -> NotApplicable:
+        """The result of a reward that does not apply to a sample (see :class:`NotApplicable`)."""
+        return NotApplicable(reason, extras)
+
     @classmethod
     def from_raw(
         cls,
@@ -193,3 +203,60 @@ class RewardResult(dict[str, Any]):
             f"{_who(reward_name)} returned {_show(raw)} of type {kind.__name__}; expected a "
             f"number, a dict with a 'reward' key, or a RewardResult{_item_hint(raw)}"
         )
+
+
+class NotApplicable(RewardResult):
+    """"This reward does not apply to this sample": a result of its own, neither a score nor a failure.
+
+    TRL's and open-r1's reward functions return ``None`` for it (a correctness reward on an
+    example whose gold answer cannot be parsed, a code reward on a prompt without tests), and TRL
+    leaves such a reward out of the sample's weighted sum. A rewardkit reward returns
+    ``NOT_APPLICABLE`` or ``RewardResult.not_applicable("why")`` (``None`` stays an error: a
+    missing ``return`` must not pass for a skip). ``reward`` is ``None``, ``applicable`` is
+    ``False``, ``reason`` says why; extras are allowed. Each adapter turns it into its
+    framework's own notion (docs/adapters.md); ``calculate_rewards`` returns it as is.
+    """
+
+    __slots__ = ("reason",)
+    reason: str | None
+
+    def __init__(self, reason: str | None = None, extras: Mapping[str, Any] | None = None) -> None:
+        if reason is not None and not isinstance(reason, str):
+            raise TypeError(f"NotApplicable reason must be a string, got {type(reason).__name__}")
+        if extras is not None and not isinstance(extras, Mapping):
+            raise TypeError(f"NotApplicable extras must be a dict, got {type(extras).__name__}")
+        if extras and "reward" in extras:
+            raise ValueError("NotApplicable extras cannot hold a 'reward' key")
+        _dict_set(self, "reward", None)
+        if extras:
+            _dict_update(self, extras)
+        self.reason = reason
+
+    @property
+    def reward(self) -> None:  # type: ignore[override]
+        """Always ``None``: there is no score to use."""
+        return None
+
+    @property
+    def applicable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        extras = f", extras={self.extras!r}" if len(self) > 1 else ""
+        return f"NotApplicable(reason={self.reason!r}{extras})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NotApplicable, (self.reason, self.extras))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NotApplicable) and dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+NOT_APPLICABLE: NotApplicable = NotApplicable()
+"""What a reward returns for a sample it does not apply to (``RewardResult.not_applicable(reason)``
+says why)."""

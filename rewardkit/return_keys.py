@@ -201,6 +201,8 @@ class _Reader:
             return shape
         if isinstance(node, ast.Call):
             return self.call_shape(node, seen)
+        if (dotted_name(node) or "").rpartition(".")[2] == "NOT_APPLICABLE":
+            return Shape()  # rewardkit.results.NOT_APPLICABLE: a row of fills, like a failure
         if isinstance(node, ast.Name):
             return self.name_shape(node, seen)
         raise Unknown(f"it returns `{_text(node)}`", getattr(node, "lineno", None))
@@ -223,7 +225,7 @@ class _Reader:
                 if keyword.arg != "reward":
                     shape.merge(Shape({keyword.arg: self.kind(keyword.value, seen)}))  # type: ignore[dict-item]
             return shape
-        if called is not None and called.rpartition(".")[2] == "RewardResult":
+        if called is not None and called.rpartition(".")[2] in ("RewardResult", "not_applicable", "NotApplicable"):
             extras = node.args[1] if len(node.args) > 1 else None
             extras = next((k.value for k in node.keywords if k.arg == "extras"), extras)
             if extras is None or (isinstance(extras, ast.Constant) and extras.value is None):

@@ -14,7 +14,9 @@ through one process-wide pool of at most ``max_threads`` daemon threads:
   with :class:`RewardThreadsUnavailableError` (recorded like any failing sample), never with an
   error that escapes ``calculate_rewards(..., on_error="record")``;
 * idle threads end after ``idle_seconds``; all are daemon threads, so a hung call never blocks
-  the interpreter's exit.
+  the interpreter's exit;
+* a call raising ``StopIteration`` fails with a ``RuntimeError`` caused by it: asyncio cannot set
+  a ``StopIteration`` on a future, and its waiter would hang.
 """
 
 from __future__ import annotations
@@ -144,6 +146,11 @@ class RewardThreadPool:
                 continue
             try:
                 job.future.set_result(job.function(job.argument))
+            except (StopIteration, StopAsyncIteration) as exc:
+                # asyncio refuses these on a future (the waiter would hang): carry a RuntimeError
+                error = RuntimeError(f"the call raised {type(exc).__name__}")
+                error.__cause__ = exc
+                job.future.set_exception(error)
             except BaseException as exc:
                 job.future.set_exception(exc)
             finally:

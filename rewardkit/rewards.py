@@ -10,6 +10,7 @@ import contextlib
 import difflib
 import functools
 import importlib
+import importlib.util
 import inspect
 import operator
 import pickle
@@ -17,12 +18,15 @@ import sys
 import types
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from rewardkit.errors import MissingFieldError
 from rewardkit.fields import PREDEFINED_FIELDS, framework_hint
 from rewardkit.registry import Registration, register
 from rewardkit.results import RewardResult
+
+if TYPE_CHECKING:
+    from rewardkit.execution import ExecutionMode
 
 RewardCallable = Callable[..., Any]
 F = TypeVar("F", bound=RewardCallable)
@@ -187,6 +191,42 @@ def _check_name(name: object, default: str) -> str:
     return name
 
 
+def _check_execution_options(
+    name: str, is_async: bool, execution: Any, timeout: Any
+) -> tuple[ExecutionMode | None, float | None]:
+    """A reward's own execution mode and timeout, checked when it is defined."""
+    from rewardkit.execution import check_execution, check_timeout
+
+    where = f"reward {name!r}"
+    mode = check_execution(execution, where=f"{where}: execution")
+    seconds = check_timeout(timeout, where=f"{where}: timeout")
+    if mode == "inline" and seconds is not None and not is_async:
+        raise ValueError(
+            f"{where}: execution='inline' runs the sync reward on the caller's thread, where a timeout "
+            "cannot be enforced; use execution='thread' or 'process'"
+        )
+    return mode, seconds
+
+
+def load_module_from_file(module: str, path: str) -> types.ModuleType:
+    """The module ``module`` executed from ``path`` (once per process), as verl and OpenRLHF load
+    reward files: by path, under a name that ``import`` may not find."""
+    loaded = sys.modules.get(module)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(module, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load a module from {path}")
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded
+    try:
+        spec.loader.exec_module(loaded)
+    except BaseException:
+        del sys.modules[module]
+        raise
+    return loaded
+
+
 def find_by_qualname(module: str, qualname: str) -> Any:
     """Import ``module`` and walk ``qualname``: how reward objects are found again after pickling."""
     target: Any = importlib.import_module(module)
@@ -209,6 +249,8 @@ class Reward:
     none_as_zero: bool
     extra_keys: tuple[str, ...] | Mapping[str, Any] | None
     registration: Registration
+    execution: ExecutionMode | None
+    timeout: float | None
     __wrapped__: RewardCallable
 
     def __init__(
@@ -216,6 +258,8 @@ class Reward:
         function: RewardCallable,
         *,
         name: str | None = None,
+        execution: ExecutionMode | None = None,
+        timeout: float | None = None,
         auto_register: bool = True,
         none_as_zero: bool = False,
         extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
@@ -232,6 +276,10 @@ class Reward:
         self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
+        self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
+        # calculate_reward's fast path: is_async for a reward called as is, None for one that
+        # runs elsewhere or under a timeout (one attribute read per call, not three)
+        self.direct: bool | None = self.is_async if self.execution is None and self.timeout is None else None
         self.invoke = self._make_invoke(function)
         self.registration = Registration(
             name=self.name,
@@ -341,6 +389,8 @@ def reward(
     auto_register: bool = True,
     none_as_zero: bool = False,
     extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
 @overload
 def reward(
@@ -349,6 +399,8 @@ def reward(
     auto_register: bool = True,
     none_as_zero: bool = False,
     extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Callable[[F], Reward]: ...
 def reward(
     function_or_name: Any = None,
@@ -358,6 +410,8 @@ def reward(
     auto_register: bool = True,
     none_as_zero: bool = False,
     extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """Make a reward from a function: ``@reward``, ``@reward()`` or ``@reward(name="...")``.
 
@@ -365,8 +419,18 @@ def reward(
     ``none_as_zero=True`` turns a returned ``None`` into 0.0 (AgentFly's legacy behaviour)
     instead of raising ``RewardShapeError``. ``extra_keys`` declares the extras every sample
     carries (names, or name -> type), when its returns do not show them (``rewardkit.schema``).
+    ``execution`` (``"inline"``, ``"thread"`` or ``"process"``) and ``timeout`` (seconds per
+    call) are how the reward runs unless the caller says otherwise (``calculate_rewards``, the
+    adapters, the pytest plugin): a reward whose grader uses signals (math_verify) declares
+    ``execution="process"``.
     """
-    options: dict[str, Any] = {"auto_register": auto_register, "none_as_zero": none_as_zero, "extra_keys": extra_keys}
+    options: dict[str, Any] = {
+        "auto_register": auto_register,
+        "none_as_zero": none_as_zero,
+        "extra_keys": extra_keys,
+        "execution": execution,
+        "timeout": timeout,
+    }
     if callable(function_or_name):
         return Reward(function_or_name, name=name, **options)
     if function_or_name is not None:
@@ -406,6 +470,10 @@ class BaseReward:
     """The extras every sample carries, when ``call``'s returns do not show them (``rewardkit.schema``)."""
     binding: ClassVar[FieldBinding | None] = None
     registration: ClassVar[Registration | None] = None
+    execution: ClassVar[ExecutionMode | None] = None
+    """How the reward runs unless the caller says otherwise (see ``@reward``)."""
+    timeout: ClassVar[float | None] = None
+    """Seconds per call unless the caller says otherwise (see ``@reward``)."""
 
     def __init_subclass__(cls, *, auto_register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -417,6 +485,7 @@ class BaseReward:
         cls.name = _check_name(cls.name, cls.__name__)
         cls.extra_keys = _declared_extra_keys(cls.extra_keys, cls.name)
         cls.is_async = inspect.iscoroutinefunction(call)
+        cls.execution, cls.timeout = _check_execution_options(cls.name, cls.is_async, cls.execution, cls.timeout)
         cls.binding = FieldBinding(call, cls.name, skip_first=True)
         cls.parameters = cls.binding.parameters
         cls.registration = Registration(
@@ -487,6 +556,8 @@ def as_reward(reward_fn: Any) -> Reward | BaseReward:
     wrapped once (not registered). A ``BaseReward`` class is an error: it needs its state."""
     if isinstance(reward_fn, (Reward, BaseReward)):
         return reward_fn
+    if getattr(type(reward_fn), "is_group", False) is True:  # rewardkit.groups: scored by groups
+        return reward_fn  # type: ignore[no-any-return]
     if isinstance(reward_fn, type) and issubclass(reward_fn, BaseReward):
         raise TypeError(
             f"got the class {reward_fn.__qualname__} (reward {reward_fn.name!r}); pass an instance, "

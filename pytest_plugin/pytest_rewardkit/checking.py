@@ -28,6 +28,8 @@ _HARNESS_MODULES = (
     "pytest_rewardkit.",
     "rewardkit.testing.",
     "rewardkit.calculate",
+    "rewardkit.execution",
+    "rewardkit.reward_threads",
     "rewardkit.rewards",
     "asyncio.",
     "concurrent.",

@@ -122,10 +122,14 @@ class RewardCaseRunner:
         return self._caller(resolve_reward(reward), fields)
 
     async def acall(self, reward: Any, /, **fields: Any) -> Any:
-        """Await the reward on the running event loop."""
-        from rewardkit import calculate_reward
+        """Await the reward on the running event loop (in its execution mode, under its timeout)."""
+        from rewardkit.execution import SampleFailure
 
-        return await calculate_reward(resolve_reward(reward), **fields)
+        try:
+            return await self._caller.runner(resolve_reward(reward)).run(fields, 0)
+        except SampleFailure as failure:
+            error = failure.error
+        raise error
 
     def close(self) -> None:
         self._caller.close()

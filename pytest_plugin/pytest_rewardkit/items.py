@@ -20,7 +20,7 @@ from pytest_rewardkit.checking import (
     reward_report,
     user_traceback,
 )
-from pytest_rewardkit.golden_files import GoldenFileError, PairCase, RewardCase, load_golden_file
+from pytest_rewardkit.golden_files import GoldenFileError, PairCase, RewardCase, read_golden_file
 from pytest_rewardkit.graders import PairGrader, UnknownGraderError, policy_problem, resolve_grader
 from pytest_rewardkit.regen import new_expect, rewrite_expect
 from pytest_rewardkit.summary import FAILURE_REASON_PROPERTY
@@ -59,29 +59,29 @@ def importable_from(folder: Path) -> Iterator[None]:
 
 
 def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
-    """The case's grader, or a ``GoldenFileError`` naming the case's line."""
+    """The case's grader, or a ``GoldenFileError`` at the line of its ``grader`` (or ``policy``)."""
     try:
         with importable_from(case.path.parent):
             grader = resolve_grader(case.grader)
     except UnknownGraderError as exc:
-        raise GoldenFileError(where, case.line, f"[[pair]] {case.id!r}: {exc}") from None
+        raise GoldenFileError(where, case.line_of("grader"), f"[[pair]] {case.id!r}: {exc}") from None
     problem = policy_problem(grader, case.policy)
     if problem is not None:
-        raise GoldenFileError(where, case.line, f"[[pair]] {case.id!r}: {problem}")
+        raise GoldenFileError(where, case.line_of("policy"), f"[[pair]] {case.id!r}: {problem}")
     return grader
 
 
 def resolve_case_reward(case: RewardCase, where: str) -> Any:
-    """The case's reward, or a ``GoldenFileError`` naming the case's line (also when the
-    case's fields do not fit the reward: a misspelt field would otherwise be dropped)."""
+    """The case's reward, or a ``GoldenFileError`` at the line of its ``reward`` (or ``fields``,
+    when they do not fit the reward: a misspelt field would otherwise be dropped)."""
     try:
         with importable_from(case.path.parent):
             reward = resolve_reward(case.reward)
     except RewardLookupError as exc:
-        raise GoldenFileError(where, case.line, f"[[reward]] {case.id!r}: {exc}") from None
+        raise GoldenFileError(where, case.line_of("reward"), f"[[reward]] {case.id!r}: {exc}") from None
     problem = fields_problem(reward, case.fields)
     if problem is not None:
-        raise GoldenFileError(where, case.line, f"[[reward]] {case.id!r}: {problem}")
+        raise GoldenFileError(where, case.line_of("fields"), f"[[reward]] {case.id!r}: {problem}")
     return reward
 
 
@@ -155,18 +155,23 @@ class GoldenFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         shown = display_path(self.config, self.path)
         regen = bool(self.config.getoption("rewardkit_regen", False))
-        golden = load_golden_file(self.path, display=shown, allow_missing_expect=regen)
-        for case in golden.cases:
-            if isinstance(case, PairCase):
-                grader = resolve_pair_grader(case, shown)
-                yield GoldenPairItem.from_parent(
-                    self, name=case.id, case=case, grader=grader, shown=shown
-                )
-            else:
-                reward = resolve_case_reward(case, shown)
-                yield GoldenRewardItem.from_parent(
-                    self, name=case.id, case=case, reward=reward, shown=shown
-                )
+        golden, problems = read_golden_file(self.path, display=shown, allow_missing_expect=regen)
+        items: list[pytest.Item] = []
+        for case in golden.cases:  # every problem of the file at once, each at its own line
+            try:
+                items.append(self._item(case, shown))
+            except GoldenFileError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise GoldenFileError.of(shown, problems)
+        yield from items
+
+    def _item(self, case: PairCase | RewardCase, shown: str) -> pytest.Item:
+        if isinstance(case, PairCase):
+            grader = resolve_pair_grader(case, shown)
+            return GoldenPairItem.from_parent(self, name=case.id, case=case, grader=grader, shown=shown)
+        reward = resolve_case_reward(case, shown)
+        return GoldenRewardItem.from_parent(self, name=case.id, case=case, reward=reward, shown=shown)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, GoldenFileError):

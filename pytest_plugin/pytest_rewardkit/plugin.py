@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pytest_rewardkit.items import GoldenFile
 
 DEFAULT_GOLDEN_FILES = ["golden_*.toml", "golden_*.jsonl"]
+EXECUTION_MODES = ("inline", "thread", "process")  # rewardkit.execution's, without importing it
+_PREVIOUS_OPTIONS = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,6 +37,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite the 'expect' values of golden reward cases that differ from the current "
         "reward (equivalence labels are never rewritten); rewritten cases still fail, so "
         "review the diff and rerun",
+    )
+    parser.addini(
+        "rewardkit_execution",
+        type="string",
+        default="",
+        help="how golden reward cases and rewardkit.testing run rewards: inline, thread or process "
+        "(default: each reward's own @reward(execution=...), else thread, as calculate_rewards "
+        "runs it in training); set it to what your training passes",
+    )
+    parser.addini(
+        "rewardkit_timeout",
+        type="string",
+        default="",
+        help="seconds per reward call in golden reward cases and rewardkit.testing (default: each "
+        "reward's own @reward(timeout=...), else none); set it to what your training passes",
     )
     parser.addini(
         "rewardkit_golden_files",
@@ -50,11 +67,42 @@ def pytest_configure(config: pytest.Config) -> None:
             "--rewardkit-regen needs tomlkit to rewrite golden TOML files keeping their "
             "comments and layout: pip install 'rewardkit[testing]'"
         )
+    execution = config.getini("rewardkit_execution").strip() or None
+    timeout = config.getini("rewardkit_timeout").strip() or None
+    if execution is None and timeout is None:
+        return  # rewards run as their definitions say: nothing to import
+    from rewardkit.testing.calling import RunOptions, configure
+
+    if execution not in (None, *EXECUTION_MODES):
+        raise pytest.UsageError(
+            f"ini option rewardkit_execution must be one of {', '.join(EXECUTION_MODES)}, got {execution!r}"
+        )
+    try:
+        seconds = None if timeout is None else float(timeout)
+    except ValueError:
+        seconds = -1.0
+    if seconds is not None and not seconds > 0:
+        raise pytest.UsageError(f"ini option rewardkit_timeout must be positive seconds, got {timeout!r}")
+    config.stash[_PREVIOUS_OPTIONS] = configure(RunOptions(execution, seconds))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    previous = config.stash.get(_PREVIOUS_OPTIONS, None)
+    if previous is not None:
+        from rewardkit.testing.calling import configure
+
+        configure(previous)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> GoldenFile | None:
+    """A golden file for each file matching the patterns that reads as one: a file that is
+    clearly something else (an unrelated ``tests/data/golden_outputs.jsonl``) is left alone."""
     patterns = parent.config.getini("rewardkit_golden_files")
     if any(file_path.match(pattern) for pattern in patterns):
+        from pytest_rewardkit.golden_files import is_golden_file
+
+        if not is_golden_file(file_path):
+            return None
         from pytest_rewardkit.items import GoldenFile
 
         return GoldenFile.from_parent(parent, path=file_path)

@@ -18,7 +18,22 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from rewardkit.adapters.base import OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.base import ExecutionMode, OnError, RewardAdapter, mark_coroutine_function
+from rewardkit.adapters.messages import prompt_text
+
+
+def with_prompt_and_completion(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` plus ``prompt`` and ``completion`` split from AgentFly's ``trajectory`` at its
+    first assistant message (kept as given when the caller passes them, or without a trajectory)."""
+    trajectory = fields.get("trajectory")
+    if not isinstance(trajectory, list) or ("prompt" in fields and "completion" in fields):
+        return fields
+    start = next(
+        (i for i, m in enumerate(trajectory) if isinstance(m, dict) and m.get("role") == "assistant"), len(trajectory)
+    )
+    derived = {"prompt": prompt_text(trajectory[:start]), "completion": trajectory[start:]}
+    return {**derived, **fields}
+
 
 AGENTFLY_REGISTRY_MODULES = ("agentfly.rewards.reward_base", "agentfly.rewards")
 """Where AgentFly's ``register_reward`` lives (its reward runtime, then the package re-exporting it)."""
@@ -35,7 +50,7 @@ class AgentFlyReward(RewardAdapter):
     reserved_extras: ClassVar[Mapping[str, str]] = AGENTFLY_RESERVED_EXTRAS
 
     async def __call__(self, **fields: Any) -> dict[str, Any]:
-        scored = await self.score_one_async(fields)
+        scored = await self.score_one_async(with_prompt_and_completion(fields))
         return {"reward": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""}
 
 
@@ -52,6 +67,7 @@ def to_agentfly(
     *,
     name: str | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -59,11 +75,13 @@ def to_agentfly(
 ) -> AgentFlyReward:
     """Wrap ``reward`` for AgentFly's runner (where a ``@reward`` object also works as is) to
     get a per-call ``timeout``, a ``fallback`` with an ``error`` extra on failure, and the same
-    extras keys on every call (``extra_keys``, ``missing_extra``: see ``to_verl``)."""
+    extras keys on every call (``extra_keys``, ``missing_extra``: see ``to_verl``); ``execution``
+    runs it in a thread or a worker process (see ``rewardkit.execution``)."""
     return AgentFlyReward(
         reward,
         name=name,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,

@@ -15,28 +15,28 @@ sample failures and always raise, the last two when the adapter is built.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import logging
 import threading
 import types
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from rewardkit.adapters.extras import adapter_schema
+from rewardkit.adapters.grouping import GroupScoring
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import CallTimedOut, await_within, build_fields, timeout_error
+from rewardkit.calculate import build_fields
 from rewardkit.errors import (
     FieldCollisionError,
     MissingFieldError,
     RewardShapeError,
     describe_error,
 )
+from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner, run_coroutine
 from rewardkit.results import RewardResult
-from rewardkit.reward_threads import reward_threads
 from rewardkit.rewards import as_reward
 
 logger = logging.getLogger("rewardkit.adapters")
@@ -50,16 +50,6 @@ so any missing field counts: the mapping, not the sample, is what lacks it."""
 
 DEFAULT_CONCURRENCY = 16
 """Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coroutine`` to completion from sync code, even in a thread whose loop is running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rewardkit-adapter-loop") as helper:
-        return helper.submit(asyncio.run, coroutine).result()
 
 
 @dataclass
@@ -87,6 +77,9 @@ class Scored:
     reward: float | None
     extras: Mapping[str, Any] | None
     error: str | None = None
+    applicable: bool = True
+    """``False``: the reward does not apply to the sample (``NOT_APPLICABLE``); ``reward`` is then
+    the adapter's ``not_applicable`` value."""
 
 
 def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
@@ -105,7 +98,7 @@ def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
         cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
 
 
-class RewardAdapter:
+class RewardAdapter(GroupScoring):
     """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
 
     Pickling sends the reward as a ``RewardReference`` (``module:qualname``, the file a
@@ -118,6 +111,9 @@ class RewardAdapter:
     """Extras names the framework uses itself, with the reason: rejected with a clear error."""
     allows_none_fallback: ClassVar[bool] = False
     """Whether the framework accepts ``None`` as a sample's reward (TRL: "not applicable")."""
+    not_applicable: ClassVar[float | None] = 0.0
+    """The reward a ``NOT_APPLICABLE`` sample gets: ``None`` where the framework has the notion
+    (TRL leaves it out of its weighted sum), else a number (see docs/adapters.md)."""
 
     def __init__(
         self,
@@ -126,6 +122,7 @@ class RewardAdapter:
         name: str | None = None,
         field_map: Mapping[str, str | None] | None = None,
         timeout: float | None = None,
+        execution: ExecutionMode | None = None,
         on_error: OnError = "fallback",
         fallback: float | None = 0.0,
         extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -140,6 +137,16 @@ class RewardAdapter:
             if isinstance(reward, str):
                 reward = self.reference.resolve()
         self.reward = as_reward(reward)
+        self.execution = execution
+        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
+            self.reward,
+            execution=execution,
+            timeout=timeout,
+            untimed="inline",
+            place="sample {}",
+            configuration=CONFIGURATION_ERRORS,
+            reference=self.reference if self.reference.shippable else None,
+        )
         if on_error not in ("fallback", "raise"):
             raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
         if timeout is not None and not timeout > 0:
@@ -193,6 +200,7 @@ class RewardAdapter:
             "extra_keys": self.extra_keys,
             "missing_extra": self.missing_extra,
             "concurrency": self.concurrency,
+            "execution": self.execution,
         }
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -211,11 +219,13 @@ class RewardAdapter:
 
     # -- scoring ----------------------------------------------------------------------------
 
-    def _failed(self, index: int, exc: BaseException, *, timed_out: bool = False) -> Scored:
+    def _failed(
+        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
+    ) -> Scored:
         if self.on_error == "raise":
             raise exc
         self.stats.count(failures=1, timeouts=int(timed_out))
-        text = describe_error(exc)
+        text = text or describe_error(exc)
         logger.warning(
             "reward %r failed on sample %d under %s; scored %r instead: %s",
             self.__name__,
@@ -226,56 +236,47 @@ class RewardAdapter:
         )
         return Scored(self.fallback, None, text)
 
-    def _timeout_error(self, index: int, exc: CallTimedOut) -> TimeoutError:
-        return timeout_error(self.__name__, f"sample {index}", self.timeout, exc)  # type: ignore[arg-type]
+    def scored(self, result: RewardResult) -> Scored:
+        """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
+        if result.applicable:
+            return Scored(result.reward, result.extras)
+        return Scored(self.not_applicable, result.extras or None, applicable=False)
+
+    def _refuse_group(self) -> None:
+        if self.is_group:
+            raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
+
+    def group_hint(self) -> str:
+        """How to give this framework's adapter whole groups (adapters override it)."""
+        return "score it where the framework hands over a batch"
 
     def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
-        """Score one sample from sync code, under the timeout and the error policy."""
+        """Score one sample from sync code, under the timeout, execution mode and error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        reward = self.reward
-        if reward.is_async:
-            return run_coroutine(self._score_async(fields, index))  # type: ignore[no-any-return]
         try:
-            if self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                call = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                if not concurrent.futures.wait([call], self.timeout).done:
-                    timed_out = CallTimedOut(started=not call.cancel())
-                    return self._failed(index, self._timeout_error(index, timed_out), timed_out=True)
-                result = call.result()  # the reward's own exception, a TimeoutError included
-        except CONFIGURATION_ERRORS:
-            raise
-        except Exception as exc:
-            return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
-
-    async def _score_async(self, fields: Mapping[str, Any], index: int) -> Scored:
-        reward = self.reward
-        try:
-            if reward.is_async:
-                result = await await_within(reward.invoke(fields), self.timeout)
-            elif self.timeout is None:
-                result = reward.invoke(fields)
-            else:
-                job = reward_threads.submit(reward.invoke, fields, timeout=self.timeout)
-                result = await await_within(asyncio.wrap_future(job), self.timeout, job=job)
-        except CONFIGURATION_ERRORS:
-            raise
-        except CallTimedOut as exc:
-            return self._failed(index, self._timeout_error(index, exc), timed_out=True)
-        except Exception as exc:
-            return self._failed(index, exc)
-        return Scored(result.reward, result.extras)
+            result = self.runner.call(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return self.scored(result)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
+        self._refuse_group()
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        return await self._score_async(fields, index)
+        try:
+            result = await self.runner.run(fields, index)
+        except SampleFailure as failure:
+            failed = failure
+        else:
+            return self.scored(result)
+        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
     async def score_batch_async(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
         """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
@@ -293,8 +294,8 @@ class RewardAdapter:
                 task.cancel()
 
     def score_batch(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
-        """Score a batch from sync code: inline when the reward is sync without a timeout."""
-        if not self.reward.is_async and self.timeout is None:
+        """Score a batch from sync code: inline when the reward is sync and runs inline."""
+        if not self.reward.is_async and self.runner.execution == "inline":
             return [self.score_one(fields, index) for index, fields in enumerate(samples)]
         return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
 

@@ -116,3 +116,54 @@ def decode_label(label: Any) -> dict[str, Any] | None:
         if isinstance(decoded, dict):
             return decoded
     return None
+
+
+def prompt_text(prompt: Any) -> str:
+    """The ``prompt`` field from a framework's prompt: a text prompt as is, a chat prompt's last
+    ``user`` message (the question; the system prompt and earlier turns stay in ``trajectory``)."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence):
+        for message in reversed(prompt):
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                return message_text(message.get("content"))
+        return ""
+    raise AdapterInputError(f"a prompt must be text or chat messages, got {type(prompt).__name__}")
+
+
+CHAT_TURN_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("<|im_start|>", "\n", "<|im_end|>"),  # ChatML (Qwen)
+    ("<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>"),  # Llama 3
+)
+"""(turn start, end of the role name, turn end) of the chat templates whose rendered text
+``chat_turns`` splits back into messages."""
+
+BEGIN_OF_TEXT: Final[frozenset[str]] = frozenset({"<|begin_of_text|>", "<s>", "<bos>", "<|endoftext|>"})
+"""Begin-of-text markers a rendered prompt may start with (not a message)."""
+
+
+def chat_turns(text: str, first_role: str = "assistant") -> list[dict[str, Any]]:
+    """The messages in a rendered multi-turn text (OpenRLHF's agent responses: the model's turns
+    with the environment's turns rendered between them by the chat template).
+
+    Text before the first turn marker is a message of ``first_role`` (the model's first turn,
+    which the prompt's generation prompt opened); each marked turn is a message of its role. A
+    text without markers of a known template (ChatML, Llama 3) is one ``first_role`` message.
+    """
+    for start, role_end, end in CHAT_TURN_FORMATS:
+        if start not in text:
+            continue
+        head, *turns = text.split(start)
+        messages: list[dict[str, Any]] = []
+        head = strip_stop_strings(head, (end,)).strip()
+        if head and head not in BEGIN_OF_TEXT:
+            messages.append({"role": first_role, "content": head})
+        for turn in turns:
+            role, separator, content = turn.partition(role_end)
+            if not separator:
+                role, _, content = turn.partition("\n")
+            content = content.split(end, 1)[0].strip("\n")
+            if role.strip() or content:
+                messages.append({"role": role.strip() or first_role, "content": content})
+        return messages
+    return [{"role": first_role, "content": text}]

@@ -9,8 +9,11 @@ per sample per key, logged to wandb), as tensors. It never awaits: the adapter i
 runs an async reward to completion itself.
 
 Field mapping (defaults; change with ``field_map``): ``final_response`` is the query minus its
-prompt, without trailing end-of-turn markers (``stop_strings``); ``trajectory`` is the prompt
-as a user message and the response as an assistant message; a label holding several fields
+prompt, without trailing end-of-turn markers (``stop_strings``), or its last assistant turn when
+the response holds several (an agent's multi-turn rollout rendered with ChatML or Llama 3
+markers: ``completion`` is then those turns as messages, else the response as one assistant
+message); ``trajectory`` is the prompt as a user message followed by ``completion``; ``prompt``
+is the prompt's text; a label holding several fields
 (a dict, or a JSON object in a string) gives one task field per key, any other label becomes
 ``answer`` (``field_map={"label": ...}`` renames it).
 
@@ -35,6 +38,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -43,7 +47,9 @@ from rewardkit.adapters.base import (
 from rewardkit.adapters.messages import (
     COMMON_STOP_STRINGS,
     AdapterInputError,
+    chat_turns,
     decode_label,
+    last_assistant_text,
     response_from_query,
     strip_stop_strings,
 )
@@ -96,6 +102,12 @@ class OpenRLHFReward(RewardAdapter):
                 f"averages (a NaN would poison the mean); got {missing_extra!r}"
             )
         super().__init__(reward, missing_extra=number, **options)
+        if self.is_group and self.reward.over == "group":
+            # Raised here: OpenRLHF logs and swallows what reward_func raises, leaving samples unrewarded.
+            raise self.group_error(
+                f"{self.group_hint()} (file and HTTP paths alike), so the samples of a prompt never meet "
+                "in one call; a reward declared @group_reward(over='batch') is scored over each call"
+            )
         self.stop_strings = tuple(stop_strings)
         self.return_tensors = return_tensors
         self.logged_keys = tuple(key for key in self.schema.keys if self.schema.kinds[key] in ("number", "any"))
@@ -122,10 +134,17 @@ class OpenRLHFReward(RewardAdapter):
                 target = self.mapped(source, source)
                 if target is not None:
                     task[target] = value
-        trajectory = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-        return compose_fields(
-            self, task, {"final_response": response, "trajectory": trajectory}, where=where
-        )
+        completion = chat_turns(response)
+        predefined = {
+            "final_response": last_assistant_text(completion, where=where),
+            "completion": completion,
+            "trajectory": [{"role": "user", "content": prompt}, *completion],
+            "prompt": prompt,
+        }
+        return compose_fields(self, task, predefined, where=where)
+
+    def group_hint(self) -> str:
+        return "OpenRLHF 0.11 calls reward_func with one sample per call"
 
     def log_value(self, key: str, value: Any) -> float:
         """``value`` of extra ``key`` as ``extra_logs`` holds it: a finite number, else ``missing_extra``."""
@@ -172,6 +191,8 @@ class OpenRLHFReward(RewardAdapter):
             self.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
+        if self.is_group:
+            return self.result(self.score_groups(samples, [list(range(len(samples)))]))
         return self.result(self.score_batch(samples))
 
 
@@ -181,6 +202,7 @@ def to_openrlhf(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -192,6 +214,12 @@ def to_openrlhf(
     """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--reward.remote_url``,
     write ``reward_func = to_openrlhf(my_reward)``.
 
+    Or serve it over HTTP, off the training nodes: ``rewardkit serve my_rewards:my_reward`` (or
+    ``rewardkit serve file.py:reward_func``, with this adapter's options), then pass OpenRLHF the
+    URL form, ``--reward.remote_url http://HOST:8000/get_reward`` (several URLs shard each batch;
+    ``.../get_reward/NAME`` picks one of several served rewards). The server answers with exactly
+    this adapter's result, as JSON lists (docs/serve.md).
+
     Always sync (OpenRLHF calls it from a thread and never awaits); an async reward is run to
     completion inside. ``stop_strings``: end-of-turn markers stripped from the response's end.
     ``return_tensors``: ``None`` = tensors when torch imports, lists otherwise (e.g. for JSON).
@@ -201,6 +229,7 @@ def to_openrlhf(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,

@@ -13,36 +13,17 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from rewardkit.errors import RewardRegistryError
 from rewardkit.registry import get_registration
 from rewardkit.rewards import BaseReward, Reward, as_reward, find_by_qualname
+from rewardkit.rewards import load_module_from_file as _load_file_module
 
 
 class RewardNotShippableError(RewardRegistryError):
     """A reward cannot be found again in another process: neither its registry name nor its
     ``module:qualname`` leads back to it (typically a reward defined inside a function)."""
-
-
-def _load_file_module(module: str, path: str) -> ModuleType:
-    """The module ``module`` executed from ``path`` (once per process), as verl and OpenRLHF
-    load reward files: by path, under a name that ``import`` cannot find."""
-    loaded = sys.modules.get(module)
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.spec_from_file_location(module, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load a module from {path}")
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[module] = loaded
-    try:
-        spec.loader.exec_module(loaded)
-    except BaseException:
-        del sys.modules[module]
-        raise
-    return loaded
 
 
 def _source_file(target: Any) -> str | None:
@@ -90,8 +71,8 @@ class RewardReference:
         if isinstance(reward, str):
             registration = get_registration(reward)
             return cls("name", registration.name, module=registration.module)
-        if isinstance(reward, BaseReward):
-            return cls("value", reward.name, instance=reward)
+        if isinstance(reward, BaseReward) or getattr(reward, "travels_by_value", False):
+            return cls("value", reward.name, instance=reward)  # state, or a composition of references
         normalized = as_reward(reward)
         name = normalized.name
         target = reward.__wrapped__ if isinstance(reward, Reward) else reward

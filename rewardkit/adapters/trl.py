@@ -14,7 +14,11 @@ Field mapping (defaults; change with ``field_map``): ``final_response`` is the c
 data, where the completion may also hold tool calls and tool results); ``trajectory`` is
 the prompt's messages followed by the completion's (a plain prompt becomes one user message,
 a plain completion one assistant message); each list column -> a task field of its name;
-``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's).
+``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's);
+``prompt`` is the prompt's text (a chat prompt's last user message), ``completion`` the
+completion's messages, ``completion_ids``/``completion_length`` TRL's token ids and their count.
+A group reward is scored over each prompt's consecutive completions (or runs of ``group_size``).
+A ``NOT_APPLICABLE`` sample gets ``None``.
 
 Results: the reward per completion (the ``fallback`` on failure, which may be ``None``);
 through ``log_metric``: ``<name>/<key>`` (mean over samples) for numeric extras and
@@ -33,6 +37,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -40,7 +45,13 @@ from rewardkit.adapters.base import (
     compose_fields,
     mark_coroutine_function,
 )
-from rewardkit.adapters.messages import AdapterInputError, as_messages, last_assistant_text
+from rewardkit.adapters.messages import (
+    AdapterInputError,
+    as_messages,
+    last_assistant_text,
+    prompt_text,
+)
+from rewardkit.groups import consecutive_groups
 from rewardkit.metrics import as_number
 
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
@@ -63,6 +74,42 @@ class TrlReward(RewardAdapter):
     framework: ClassVar[str] = "TRL"
     reserved_extras: ClassVar[Mapping[str, str]] = TRL_RESERVED_EXTRAS
     allows_none_fallback: ClassVar[bool] = True
+    not_applicable: ClassVar[float | None] = None
+
+    def __init__(self, reward: Any, *, group_size: int | None = None, **options: Any) -> None:
+        if group_size is not None and (isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1):
+            raise ValueError(f"group_size must be a positive integer (GRPOConfig.num_generations) or None, got {group_size!r}")
+        super().__init__(reward, **options)
+        self.group_size = group_size
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "group_size": self.group_size}
+
+    def groups(self, prompts: Sequence[Any]) -> list[list[int]]:
+        """The completions of each prompt: runs of ``group_size`` when given (TRL's
+        ``num_generations``), else runs of consecutive equal prompts (TRL repeats each prompt
+        ``num_generations`` times in a row); a batch reward gets the whole call."""
+        if self.reward.over == "batch":
+            return [list(range(len(prompts)))] if prompts else []
+        if self.group_size is not None:
+            if len(prompts) % self.group_size:
+                raise AdapterInputError(
+                    f"TRL call: {len(prompts)} completions do not split into groups of group_size={self.group_size}"
+                )
+            return consecutive_groups(len(prompts), self.group_size)
+        groups: list[list[int]] = []
+        for index, prompt in enumerate(prompts):
+            if groups and prompts[groups[-1][0]] == prompt:
+                groups[-1].append(index)
+            else:
+                groups.append([index])
+        return groups
+
+    def score_call(self, prompts: Sequence[Any], samples: list[Any]) -> list[Scored]:
+        """Score one TRL call: per completion, or by groups for a group reward."""
+        if self.is_group:
+            return self.score_groups(samples, self.groups(prompts))
+        return self.score_batch(samples)
 
     def mapped(self, source: str, default: str | None) -> str | None:
         if source in self.field_map:
@@ -70,12 +117,18 @@ class TrlReward(RewardAdapter):
         return TRL_DEFAULT_FIELD_MAP.get(source, default)
 
     def samples(
-        self, prompts: Sequence[Any], completions: Sequence[Any], kwargs: Mapping[str, Any]
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        completion_ids: Sequence[Any] | None = None,
     ) -> list[dict[str, Any] | AdapterInputError]:
         """The reward fields of each completion (an ``AdapterInputError`` for one that cannot be mapped)."""
         size = len(completions)
         if len(prompts) != size:
             raise AdapterInputError(f"TRL call: {len(prompts)} prompts but {size} completions")
+        if completion_ids is not None and len(completion_ids) != size:
+            raise AdapterInputError(f"TRL call: {len(completion_ids)} completion_ids but {size} completions")
         columns: dict[str, Sequence[Any]] = {}
         shared: dict[str, Any] = {}
         for source, value in kwargs.items():
@@ -100,12 +153,21 @@ class TrlReward(RewardAdapter):
                     final_response = completion
                 else:
                     final_response = last_assistant_text(completion, where=where)
-                trajectory = [*as_messages(prompt, "user"), *as_messages(completion, "assistant")]
+                completion_messages = as_messages(completion, "assistant")
+                trajectory = [*as_messages(prompt, "user"), *completion_messages]
+                predefined: dict[str, Any] = {
+                    "trajectory": trajectory,
+                    "completion": completion_messages,
+                    "prompt": prompt_text(prompt),
+                }
+                if completion_ids is not None:
+                    ids = [int(token) for token in completion_ids[index]]
+                    predefined["completion_ids"] = ids
+                    predefined["completion_length"] = len(ids)
             except (AdapterInputError, TypeError, ValueError, KeyError) as exc:
                 out.append(exc if isinstance(exc, AdapterInputError) else AdapterInputError(f"{where}: {exc}"))
                 continue
             task = {**shared, **{target: column[index] for target, column in columns.items()}}
-            predefined = {"trajectory": trajectory}
             response_field = self.mapped("completion", "final_response")
             if response_field == "final_response":
                 predefined["final_response"] = final_response
@@ -145,7 +207,7 @@ class TrlReward(RewardAdapter):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        scored = self.score_batch(self.samples(prompts, completions, kwargs))
+        scored = self.score_call(prompts, self.samples(prompts, completions, kwargs, completion_ids))
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
 
 
@@ -166,7 +228,11 @@ class AsyncTrlReward(TrlReward):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        scored = await self.score_batch_async(self.samples(prompts, completions, kwargs))
+        samples = self.samples(prompts, completions, kwargs, completion_ids)
+        if self.is_group:
+            scored = await self.score_groups_async(samples, self.groups(prompts))
+        else:
+            scored = await self.score_batch_async(samples)
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
 
 
@@ -180,11 +246,13 @@ def to_trl(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float | None = 0.0,
     extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
     missing_extra: Any = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    group_size: int | None = None,
 ) -> TrlReward:
     """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``).
 
@@ -192,6 +260,7 @@ def to_trl(
     ``asynchronous=None`` follows the reward. ``field_map`` maps TRL's names (a dataset
     column, ``completion``, ``trainer_state``, ``environments``) to reward fields (``None`` drops
     one). ``fallback=None`` makes a failed sample "not applicable" for TRL instead of a score.
+    ``group_size`` (a group reward): TRL's ``num_generations``; default: consecutive equal prompts.
     """
     is_async = as_async(reward) if asynchronous is None else asynchronous
     cls = AsyncTrlReward if is_async else TrlReward
@@ -200,9 +269,11 @@ def to_trl(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,
         missing_extra=missing_extra,
         concurrency=concurrency,
+        group_size=group_size,
     )

@@ -13,9 +13,11 @@ calls it in one of two shapes:
 The same adapter answers both. Field mapping (defaults; change with ``field_map``):
 ``solution_str`` -> ``final_response``; ``ground_truth`` -> ``answer``; ``data_source`` ->
 ``data_source``; each ``extra_info`` key -> a task field of that name; extra keyword
-arguments (``reward_kwargs`` from the config) -> task fields of their names. ``trajectory`` is
-the single assistant message (verl passes no prompt text). Where ``ground_truth`` and an
-``extra_info`` key map to one field, ``ground_truth`` wins.
+arguments (``reward_kwargs`` from the config) -> task fields of their names. ``trajectory`` and
+``completion`` are the single assistant message (verl passes no prompt text to
+``compute_score``; rewardkit's reward managers in ``rewardkit.adapters.verl_managers`` add the
+prompt, token ids and ``uid`` groups). Where ``ground_truth`` and an ``extra_info`` key map to
+one field, ``ground_truth`` wins. A ``NOT_APPLICABLE`` sample scores 0.0 with ``error`` ``""``.
 
 Results: ``{"score": reward, **extras, "error": ""}`` with the same keys on every sample, the
 reward's result schema fixed when the adapter is built (``error`` holds the failure text, ``""``
@@ -36,6 +38,7 @@ from typing import Any, ClassVar
 
 from rewardkit.adapters.base import (
     DEFAULT_CONCURRENCY,
+    ExecutionMode,
     OnError,
     RewardAdapter,
     Scored,
@@ -43,7 +46,18 @@ from rewardkit.adapters.base import (
     compose_fields,
     mark_coroutine_function,
 )
-from rewardkit.adapters.messages import AdapterInputError
+from rewardkit.adapters.messages import AdapterInputError, prompt_text
+from rewardkit.errors import MissingFieldError
+
+MANAGER_FIELDS = ("prompt", "completion_ids", "completion_length")
+"""Predefined fields only rewardkit's verl reward managers supply (verl's own pass the response
+text only); they also supply the task field ``uid``."""
+
+MANAGER_HINT = (
+    "rewardkit's verl reward manager supplies them: reward.reward_manager.source=importlib "
+    "reward.reward_manager.module.path=pkg://rewardkit.adapters.verl_managers "
+    "reward.reward_manager.name=RewardkitRewardLoopManager (or the classic manager 'rewardkit')"
+)
 
 VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -97,8 +111,14 @@ class VerlReward(RewardAdapter):
         reward_kwargs: Mapping[str, Any],
         *,
         where: str,
+        prompt: str | None = None,
+        prompt_messages: list[Any] | None = None,
+        completion_ids: list[int] | None = None,
+        uid: Any = None,
     ) -> dict[str, Any] | AdapterInputError:
-        """The reward fields of one verl sample (an ``AdapterInputError`` if it cannot be mapped)."""
+        """The reward fields of one verl sample (an ``AdapterInputError`` if it cannot be mapped).
+        ``prompt`` (the decoded prompt), ``prompt_messages`` (``raw_prompt``), ``completion_ids``
+        and ``uid`` come from rewardkit's reward managers, which read the whole batch row."""
         if not isinstance(solution_str, str):
             return AdapterInputError(f"{where}: solution_str must be a string, got {type(solution_str).__name__}")
         if extra_info is not None and not isinstance(extra_info, Mapping):
@@ -115,8 +135,21 @@ class VerlReward(RewardAdapter):
             target = self.mapped(source, default)
             if target is not None:
                 task[target] = value
+        if uid is not None and self.mapped("uid", "uid") is not None:
+            task[self.mapped("uid", "uid")] = uid  # type: ignore[index]
         response_field = self.mapped("solution_str", "final_response")
-        predefined = {"trajectory": [{"role": "assistant", "content": solution_str}]}
+        completion = [{"role": "assistant", "content": solution_str}]
+        predefined: dict[str, Any] = {"trajectory": completion, "completion": completion}
+        if prompt_messages is not None or prompt is not None:
+            try:
+                predefined["prompt"] = prompt_text(prompt if prompt_messages is None else prompt_messages)
+            except AdapterInputError as exc:
+                return AdapterInputError(f"{where}: raw_prompt: {exc}")
+            head = [{"role": "user", "content": prompt}] if prompt_messages is None else [dict(m) for m in prompt_messages]
+            predefined["trajectory"] = [*head, *completion]
+        if completion_ids is not None:
+            predefined["completion_ids"] = completion_ids
+            predefined["completion_length"] = len(completion_ids)
         if response_field == "final_response":
             predefined["final_response"] = solution_str  # type: ignore[assignment]
         elif response_field is not None:
@@ -133,6 +166,32 @@ class VerlReward(RewardAdapter):
     def result(self, scored: Scored) -> VerlScore:
         """verl's dict for one sample: ``score``, the extras (the schema's keys) and ``error``."""
         return VerlScore({"score": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""})
+
+    def check_plain_call(self) -> None:
+        """Raise, for verl's own managers, what only rewardkit's managers can give the reward."""
+        needed = self.__dict__.get("_manager_fields")
+        if needed is None:  # worked out once: this runs on every call
+            binding = getattr(self.reward, "binding", None)
+            needed = self._manager_fields = [name for name in (binding.required if binding else ()) if name in MANAGER_FIELDS]
+        if needed:
+            raise MissingFieldError(
+                f"reward {self.__name__!r} requires {', '.join(map(repr, needed))}, which verl's "
+                f"reward managers do not pass to compute_score; {MANAGER_HINT}",
+                reward_name=self.__name__,
+                parameter=needed[0],
+                available=["data_source", "final_response", "answer", "trajectory", "completion"],
+                suggestion=None,
+            )
+
+    def group_hint(self) -> str:
+        return f"verl's managers call compute_score per sample; {MANAGER_HINT}"
+
+    def whole_call_group(self, samples: list[Any]) -> list[list[int]]:
+        """The batched call (verl's ``batch`` manager) as one group, for a batch reward; a reward
+        over each prompt's group needs the ``uid`` that only rewardkit's managers pass."""
+        if self.reward.over == "group":
+            raise self.group_error(f"verl's batch manager passes no uid to group by; {MANAGER_HINT}")
+        return [list(range(len(samples)))]
 
     def results(self, scored: Sequence[Scored]) -> list[VerlScore]:
         """verl's dicts for a batch."""
@@ -178,8 +237,11 @@ class VerlReward(RewardAdapter):
         extra_infos: Sequence[Any] | None = None,
         **reward_kwargs: Any,
     ) -> Any:
+        self.check_plain_call()
         if solution_strs is not None:
             samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            if self.is_group:
+                return self.results(self.score_groups(samples, self.whole_call_group(samples)))
             return self.results(self.score_batch(samples))
         sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
         return self.result(self.score_one(sample))
@@ -212,8 +274,11 @@ class AsyncVerlReward(VerlReward):
         extra_infos: Sequence[Any] | None = None,
         **reward_kwargs: Any,
     ) -> Any:
+        self.check_plain_call()
         if solution_strs is not None:
             samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            if self.is_group:
+                return self.results(await self.score_groups_async(samples, self.whole_call_group(samples)))
             return self.results(await self.score_batch_async(samples))
         sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
         return self.result(await self.score_one_async(sample))
@@ -229,6 +294,7 @@ def to_verl(
     name: str | None = None,
     field_map: Mapping[str, str | None] | None = None,
     timeout: float | None = None,
+    execution: ExecutionMode | None = None,
     on_error: OnError = "fallback",
     fallback: float = 0.0,
     extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
@@ -254,6 +320,7 @@ def to_verl(
         name=name,
         field_map=field_map,
         timeout=timeout,
+        execution=execution,
         on_error=on_error,
         fallback=fallback,
         extra_keys=extra_keys,

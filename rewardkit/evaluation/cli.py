@@ -140,6 +140,18 @@ def grader_function(text: str) -> object:
     return function
 
 
+def remote_grader(text: str) -> object:
+    """`--reward-url URL` -> a grader calling that `rewardkit serve` server (needs httpx)."""
+    try:
+        from rewardkit.serve.grading import RemoteGrader
+    except ImportError as exc:
+        raise argparse.ArgumentTypeError(f'needs the client extra: pip install "rewardkit[client]" ({exc})') from None
+    try:
+        return RemoteGrader(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `rewardkit eval` argument parser (one task today: `math`)."""
     parser = _Parser(
@@ -230,6 +242,14 @@ def _add_grading_options(math: argparse.ArgumentParser) -> None:
         metavar="MODULE:FUNCTION",
         help="grade with your own function of rewardkit.math.grade's signature "
         "(default: rewardkit.math.grade)",
+    )
+    grading.add_argument(
+        "--reward-url",
+        type=remote_grader,
+        default=None,
+        metavar="URL",
+        help="grade with a reward served by `rewardkit serve` (http://host:8000, or "
+        "http://host:8000/v1/rewards/NAME); see docs/serve.md",
     )
     grading.add_argument(
         "--timeout",
@@ -412,6 +432,11 @@ def main(argv: list[str]) -> int:
     if args.resume and not args.output:
         _error("--resume needs --output")
         return EXIT_USAGE
+    if args.reward_url is not None:
+        if args.grader is not None:
+            _error("--reward-url and --grader both choose the grader: give one")
+            return EXIT_USAGE
+        args.grader = args.reward_url
     workers = args.workers
     if args.executor == "local" and workers:
         workers, capped = capped_workers(workers)

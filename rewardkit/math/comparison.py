@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from rewardkit.math.guards import CODE_REFUSAL, symbolic_guard
 from rewardkit.math.representation import (
     APPROX,
+    SUBSCRIPTED_NAME,
     Assignment,
     Expression,
     Infinity,
@@ -26,12 +27,15 @@ from rewardkit.math.representation import (
     Power,
     Relation,
     Sequence,
+    SetOperation,
     Text,
     Union,
     Value,
     parse_value,
     stated_value,
 )
+from rewardkit.math.sets import canonical_set
+from rewardkit.math.verdict import quoted
 
 Policy = Literal["lenient", "strict"]
 POLICIES: tuple[str, ...] = ("lenient", "strict")
@@ -117,6 +121,8 @@ def _structure_reason(value: Value) -> str:
         return "interval" if value.is_interval else ("set" if value.is_unordered else "tuple")
     if isinstance(value, Union):
         return "interval"
+    if isinstance(value, SetOperation):
+        return "set"
     if isinstance(value, Matrix):
         return "matrix"
     if isinstance(value, Relation):
@@ -134,7 +140,7 @@ def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome
         if answer.form in (NumberForm.FRACTION, NumberForm.MIXED) and not answer.reduced:
             return Outcome(False, "rational", strict_rule="not_reduced")
         return Outcome(True, "rational")
-    if answer.value == gold.value or _same_double(answer, gold) or _same_double(gold, answer):
+    if answer.value == gold.value or _same_double(answer, gold) or _same_double(gold, answer, PRINTED_FLOAT_DIGITS):
         return Outcome(True, "rational")
     if answer.percent != gold.percent:
         # "50%" may stand for 0.5, but only where a percent sign says so.
@@ -144,30 +150,43 @@ def compare_numbers(answer: Number, gold: Number, settings: Settings) -> Outcome
     return Outcome(False, "rational")
 
 
-#: A decimal with this many significant digits or more is a float printed at full precision.
+#: A decimal answer with this many significant digits or more is a float printed at full precision.
 FULL_PRECISION_DIGITS = 15
-_DOUBLE_EPSILON = Fraction(1, 2**52)
+#: A decimal gold with this many significant digits or more was printed by a program (a float).
+PRINTED_FLOAT_DIGITS = 12
+#: How far a printed float may be from the value it stands for: float noise, in units of a double's epsilon.
+_DOUBLE_NOISE = 4 * Fraction(1, 2**52)
 
 
 def _significant_digits(number: Number) -> tuple[int, Fraction] | None:
     """(significant digits written, the value of one unit in the last one) of a decimal, else None."""
-    if number.form is not NumberForm.DECIMAL or number.percent or not number.decimals:
+    if number.form not in (NumberForm.DECIMAL, NumberForm.SCIENTIFIC) or number.percent or not number.value:
         return None
-    unit = Fraction(1, 10**number.decimals)
+    if number.form is NumberForm.DECIMAL and not number.decimals:
+        return None
+    unit = Fraction(10) ** -number.decimals
     return len(str(int(abs(number.value) / unit))), unit
 
 
-def _same_double(decimal: Number, exact: Number) -> bool:
-    """A float printed at full precision (15+ significant digits) is the rational it approximates.
+def _same_double(decimal: Number, other: Number, digits: int = FULL_PRECISION_DIGITS) -> bool:
+    """A float printed with at least ``digits`` significant digits is the number it approximates.
 
-    ``0.0833333333333333`` is ``\\frac{1}{12}``: it differs by less than one unit of its last digit,
-    or by less than double precision. Shorter roundings (``0.3333``) are not the rational.
+    It may differ from it by less than one unit of its last printed digit, or by float noise (a few
+    units of double precision: ``0.30000000000000004`` is 0.3): ``0.0833333333333333`` is
+    ``\\frac{1}{12}``, ``1.851851851852 \\times 10^{-3}`` (a gold) is ``\\frac{1}{540}``. Shorter roundings
+    (``0.3333``) are not the rational. An answer's float must have 15 digits and stand for a number
+    written exactly; a gold's 12 (``PRINTED_FLOAT_DIGITS``), against any shorter answer.
     """
     written = _significant_digits(decimal)
-    if written is None or written[0] < FULL_PRECISION_DIGITS or exact.form is NumberForm.DECIMAL:
+    if written is None or written[0] < digits or other.percent:
         return False
-    difference = abs(decimal.value - exact.value)
-    return difference < written[1] or difference <= _DOUBLE_EPSILON * abs(exact.value)
+    if digits == FULL_PRECISION_DIGITS and other.form is NumberForm.DECIMAL:
+        return False
+    other_digits = _significant_digits(other)
+    if other_digits is not None and other_digits[0] >= written[0]:
+        return False  # two floats printed as precisely: their digits must agree
+    difference = abs(decimal.value - other.value)
+    return difference < written[1] or difference <= _DOUBLE_NOISE * abs(other.value)
 
 
 def compare_powers(answer: Value, gold: Value) -> Outcome:
@@ -184,7 +203,18 @@ def compare_powers(answer: Value, gold: Value) -> Outcome:
     return Outcome(False, "guard")  # never sent to sympy: it would expand the power
 
 
+def _choice_letter(value: Value) -> str | None:
+    """The choice a value names: a choice letter (``C``, from ``(C)`` or ``\\text{(c)}``) or a lone ``a``-``h``."""
+    if isinstance(value, Text) and _CHOICE_LETTER.match(value.text):
+        return value.text
+    if isinstance(value, Expression) and len(value.latex) == 1 and value.latex in "abcdefgh":
+        return value.latex.upper()
+    return None
+
+
 def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    if isinstance(gold, Text) != isinstance(answer, Text) and None is not _choice_letter(answer) == _choice_letter(gold):
+        return Outcome(True, "choice")  # "\\text{(c)}" against "c": a choice is named by its letter, whatever its case
     if isinstance(gold, Text) or isinstance(answer, Text):
         both = isinstance(gold, Text) and isinstance(answer, Text)
         equal = both and gold.text == answer.text  # type: ignore[union-attr]
@@ -211,14 +241,16 @@ def _compare_scalars(answer: Value, gold: Value, settings: Settings, backend: Sy
 
 
 def _guard(gold_parts: tuple[str, ...], answer_parts: tuple[str, ...]) -> Outcome | None:
-    """The guard's verdict before symbolic work: a gold that is code is our problem (bad gold)."""
+    """The guard's verdict before symbolic work. A gold the guard refuses (code, an evaluation bomb
+    such as ``\\binom{10^9}{5 \\cdot 10^8}``) is our problem, a bad gold: no answer can be checked against it."""
     for latex in gold_parts:
         refusal = symbolic_guard(latex)
+        if refusal is None:
+            continue
+        part = "" if len(gold_parts) == 1 else f" (in {quoted(latex)})"
         if refusal == CODE_REFUSAL:
-            part = "" if len(gold_parts) == 1 else f" (in {latex!r})"
             return Outcome(False, "bad_gold", f"is {refusal}{part}")
-        if refusal is not None:
-            return Outcome(False, "guard")
+        return Outcome(False, "bad_gold", f"cannot be checked: {refusal}{part}, refused before symbolic work")
     if any(symbolic_guard(latex) is not None for latex in answer_parts):
         return Outcome(False, "guard")
     return None
@@ -446,6 +478,41 @@ def _renamed_argument(answer: Assignment, gold: Assignment) -> Assignment | None
     return Assignment(gold.variable, parse_value(renamed), renamed, answer.label)
 
 
+def _is_set_expression(answer: Value, gold: Value) -> bool:
+    return any(isinstance(value, (Union, SetOperation)) for value in (answer, gold))
+
+
+def compare_set_operations(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
+    """Set expressions that could not be evaluated (symbolic endpoints): the same operands and operators."""
+    if not (isinstance(answer, SetOperation) and isinstance(gold, SetOperation)) or answer.operators != gold.operators:
+        return Outcome(False, "set")
+    return Outcome(_match_ordered(answer.operands, gold.operands, settings, backend), "set")
+
+
+_FUNCTION_NAME = re.compile(r"^[A-Za-z]'*\(([A-Za-z](?:,[A-Za-z])*)\)$")
+_SUBSCRIPTED = re.compile(r"^(" + SUBSCRIPTED_NAME + r"|[A-Za-z]_\{?\w+\}?)$")
+
+
+def _letters(latex: str) -> set[str]:
+    return set(re.findall(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])", latex))
+
+
+def _names_the_answer(answer: Assignment, gold: Assignment) -> bool:
+    """Whether the gold's left-hand side only names the quantity the answer gives (lenient).
+
+    ``g(t) = 3t - 1`` against ``y = 3t - 1`` (a function of the answer's variables, against a
+    dependent variable's name), ``E_{k} = \\frac12 mv^2`` against ``E = \\frac12 mv^2`` (a subscripted
+    name, against its base letter). ``y = 5`` against ``x = 5`` stays different: two variables.
+    """
+    function = _FUNCTION_NAME.match(gold.variable)
+    if function is not None:
+        arguments = set(function.group(1).split(","))
+        dependent = re.fullmatch(r"[A-Za-z]", answer.variable) is not None
+        return dependent and answer.variable not in arguments | _letters(answer.value_latex) | _letters(gold.value_latex)
+    subscripted = _SUBSCRIPTED.match(gold.variable)
+    return subscripted is not None and answer.variable == re.split(r"_", gold.variable, maxsplit=1)[0]
+
+
 def compare_values(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     """Dispatch on the gold's shape; raises ``NeedsSymbolic`` when sympy is needed and ``backend`` is None."""
     if settings.strict:
@@ -453,6 +520,8 @@ def compare_values(answer: Value, gold: Value, settings: Settings, backend: Symb
     else:
         answer, gold = _stated_values(answer, gold)
     if isinstance(answer, Assignment) and isinstance(gold, Assignment) and answer.variable != gold.variable:
+        if not settings.strict and _names_the_answer(answer, gold):
+            return compare_values(answer.value, gold.value, settings, backend)
         renamed = _renamed_argument(answer, gold)
         if renamed is not None:
             return compare_values(renamed, gold, settings, backend)
@@ -473,6 +542,12 @@ def compare_values(answer: Value, gold: Value, settings: Settings, backend: Symb
             gold = relation_as_interval(gold) or gold
         elif isinstance(answer, Union) and isinstance(gold, Sequence):
             gold = relations_as_union(gold) or gold
+    if not settings.strict and _is_set_expression(answer, gold):
+        answer, gold = canonical_set(answer), canonical_set(gold)
+        if isinstance(gold, SetOperation) or isinstance(answer, SetOperation):
+            return compare_set_operations(answer, gold, settings, backend)
+    if isinstance(gold, SetOperation):
+        return compare_set_operations(answer, gold, settings, backend)
     if isinstance(gold, Assignment) and isinstance(answer, Relation):
         return compare_relations(answer, Relation((gold.variable, gold.value_latex), ("=",)), settings, backend)
     if isinstance(gold, Assignment):
@@ -524,6 +599,10 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{2^{2^{2^2}}}", "2^{65536}", "lenient"),
             ("4^{32768}", "2^{65536}", "strict"),
             ("0.0833333333333333", "\\frac{1}{12}", "lenient"),
+            ("0.3", "0.30000000000000004", "lenient"),  # a gold printed by a program
+            ("\\frac{1}{540}", "1.851851851852 \\times 10^{-3}", "lenient"),
+            ("2 3/4", "\\frac{11}{4}", "lenient"),
+            ("12", "v_{\\max} \\approx 12", "lenient"),  # the gold's name is not part of the value
         ),
         "mismatches": (
             ("123457", "123456", "lenient"),
@@ -542,6 +621,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("2^{2^{2^{2^2}}}", "2^{65537}", "lenient"),
             ("0.08333333", "\\frac{1}{12}", "lenient"),
             ("0.0833333333333333", "\\frac{1}{12}", "strict"),
+            ("0.3", "0.3000000001", "lenient"),  # 10 digits: an exact gold
+            ("\\frac{1}{540}", "1.851851851853 \\times 10^{-3}", "lenient"),
         ),
     },
     "numeric": {
@@ -559,6 +640,10 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("\\sin^2x+\\cos^2x", "1", "lenient"),
             ("\\frac{\\sqrt{3}}{3}", "\\frac{1}{\\sqrt{3}}", "strict"),
             ("3+4i", "4i+3", "lenient"),
+            ("x - x", "0", "lenient"),
+            ("\\sin^2 x + \\cos^2 x - 1", "0", "lenient"),
+            ("\\sin(90^\\circ - x)", "\\cos x", "lenient"),
+            ("y = 3t - 1", "g(t) = 3t - 1", "lenient"),  # the gold's name is not part of the value
         ),
         "mismatches": (
             ("4\\sqrt(2)", "4", "lenient"),
@@ -566,6 +651,8 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x^2+2x", "x^2+2x+1", "lenient"),
             ("N", "n", "lenient"),
             ("\\lfloor\\frac{2n-1}{6}\\rfloor", "\\lfloor\\frac{2n-1}{5}\\rfloor", "lenient"),
+            ("x - x + 1", "0", "lenient"),
+            ("x - x + 10^{-25}", "0", "lenient"),
         ),
     },
     "text": {
@@ -579,12 +666,16 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("1+\\sqrt2, 1-\\sqrt2", "1 \\pm \\sqrt2", "lenient"),
             ("\\pm 3", "3, -3", "strict"),
             ("\\{2, 1\\}", "\\{1, 2\\}", "strict"),
+            ("\\{1,2\\} \\cup \\{2,5\\}", "\\{1,2,5\\}", "lenient"),
+            ("\\frac{-3 \\pm \\sqrt{5}}{2}", "\\frac{-3+\\sqrt{5}}{2}, \\frac{-3-\\sqrt{5}}{2}", "strict"),
         ),
         "mismatches": (
             ("1, 2", "1, 2, 3", "lenient"),
             ("1, 2, 3, 4", "1, 2, 3", "lenient"),
             ("12", "1, 2", "lenient"),
             ("a=3, b=2", "a=2, b=3", "lenient"),
+            ("\\{1,2\\} \\cup \\{2,6\\}", "\\{1,2,5\\}", "lenient"),
+            ("\\frac{3 \\pm \\sqrt{5}}{2}", "\\frac{-3+\\sqrt{5}}{2}, \\frac{-3-\\sqrt{5}}{2}", "lenient"),
         ),
     },
     "tuple": {
@@ -599,8 +690,13 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x > 2", "(2, \\infty)", "lenient"),
             ("[-1, 1]", "-1 \\le x \\le 1", "lenient"),
             ("x<3 \\text{ or } x>4", "(-\\infty,3)\\cup(4,\\infty)", "lenient"),
+            ("[0,3] \\cap (1,4)", "(1,3]", "lenient"),
+            ("[1,2] \\cup [2,4]", "[1,4]", "lenient"),
         ),
-        "mismatches": (("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient")),
+        "mismatches": (
+            ("(1, 2)", "(1, 2]", "lenient"), ("[1,2)", "[1,3)", "lenient"), ("(1,2]", "[1,2)", "strict"), ("x \\geq 2", "(2, \\infty)", "lenient"),
+            ("[1,2) \\cup (2,4]", "[1,4]", "lenient"),
+        ),
     },
     "matrix": {
         "matches": (
@@ -629,11 +725,12 @@ RULE_EXAMPLES: dict[str, dict[str, tuple[tuple[str, str, str], ...]]] = {
             ("x < 3", "x > 3", "lenient"),
             ("x+y", "x+y=1", "lenient"),
             ("y = 5", "x = 5", "lenient"),
+            ("t = 3y - 1", "g(t) = 3t - 1", "lenient"),
             ("1+1=3", "2=1+1", "lenient"),
         ),
     },
     "choice": {
-        "matches": (),  # equal choice letters are equal strings: the exact rule accepts them
+        "matches": (("\\text{(c)}", "c", "lenient"), ("c", "\\text{(C)}", "strict")),
         "mismatches": (("C", "A", "lenient"), ("A", "\\text{(D)}", "strict")),
     },
     "hedge": {

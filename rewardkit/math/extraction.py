@@ -11,7 +11,11 @@ from typing import Literal
 
 ExtractMode = Literal["boxed", "auto"]
 
+#: ``extract="auto"``'s fallbacks (no box) read the last this many characters of a response.
+AUTO_WINDOW = 1_000_000
+
 _BOX_START = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+_BOX_NAMES = ("\\boxed", "\\fbox")
 _BRACE_TOKEN = re.compile(r"\\.|[{}]", re.DOTALL)
 # Only the last few boxes can hold the final answer; bounding them bounds the work on hostile text.
 _MAX_BOX_CANDIDATES = 64
@@ -67,9 +71,30 @@ def _unwrap_nested_boxes(content: str) -> str:
     return content.strip()
 
 
+def _last_box_starts(text: str) -> list[re.Match[str]]:
+    """The last ``_MAX_BOX_CANDIDATES`` box commands, in order, found by scanning from the end.
+
+    The final answer is at the end: a response of any length costs a scan of its tail to the
+    last boxes (``str.rfind``), never a pass over the whole text with a regex.
+    """
+    found: list[re.Match[str]] = []
+    end = len(text)
+    cursors = {name: text.rfind(name, 0, end) for name in _BOX_NAMES}
+    while len(found) < _MAX_BOX_CANDIDATES:
+        name, position = max(cursors.items(), key=lambda item: item[1])
+        if position < 0:
+            break
+        match = _BOX_START.match(text, position)
+        if match is not None:
+            found.append(match)
+        cursors[name] = text.rfind(name, 0, position)
+    found.reverse()
+    return found
+
+
 def _final_boxes(text: str) -> list[tuple[int, int, str]] | None:
     """(start, end, content) of the top-level non-empty boxes, last first; None when the last box is unclosed."""
-    starts = list(_BOX_START.finditer(text))[-_MAX_BOX_CANDIDATES:]
+    starts = _last_box_starts(text)
     spans: list[tuple[int, int, str | None]] = []
     for match in starts:
         box = _box_at(text, match)
@@ -135,16 +160,14 @@ def _joins(gap: str) -> tuple[bool, str | None]:
     return joined, (label["label"] if label is not None else None)
 
 
-def _boxed_answer(text: str) -> str | None:
+def _boxed_answer(text: str, boxes: list[tuple[int, int, str]] | None) -> str | None:
     """The boxes that end ``text`` as one answer: ``\\boxed{(2,2)} \\text{ and } \\boxed{(6,2)}`` -> ``(2,2), (6,2)``.
 
     Boxes joined only by spacing, commas, "and"/"or", part labels or a label of the next box are
     the parts of one answer (against a single-value gold, several boxes are a hedge); a repeated
     box counts once. Labels are kept when every box has one (``y_1 = \\boxed{..}, y_2 = \\boxed{..}``).
+    ``boxes`` are ``_final_boxes(text)``.
     """
-    if "\\" not in text:
-        return None
-    boxes = _final_boxes(text)
     if not boxes:
         return None
     run = [boxes[0]]
@@ -197,7 +220,7 @@ def _last_math_span(text: str) -> tuple[int, int, str, bool] | None:
         start = text.rfind(opener, 0, end - len(opener) + 1 if opener == closer else end) if end > 0 else -1
         if start >= 0 and (best is None or start > best[0]):
             best = (start, end + len(closer), text[start + len(opener) : end].strip(), opener in _DISPLAY_OPENERS)
-    for match in _INLINE_MATH.finditer(text):
+    for match in _INLINE_MATH.finditer(text) if "$" in text else ():
         if best is None or match.start() > best[0]:
             best = (match.start(), match.end(), match.group(1).strip(), False)
     return best
@@ -257,6 +280,8 @@ def _leading_spans(text: str) -> list[str]:
 
 
 def _answer_after_phrase(text: str, phrase: re.Pattern[str] = _ANSWER_PHRASE, start: int = 0) -> str | None:
+    if "nswer" not in text and "NSWER" not in text:
+        return None  # every phrase says "answer": a substring test spares the case-blind regex a megabyte
     matches = list(phrase.finditer(text, start))
     if not matches:
         return None
@@ -299,13 +324,15 @@ def extract_answer(text: str, mode: ExtractMode = "boxed") -> str | None:
         return None
     boxes = _final_boxes(text) if "\\" in text else []
     if mode == "boxed" or boxes is None:
-        return _boxed_answer(text) if boxes else None
+        return _boxed_answer(text, boxes)
+    tail_start = max(len(text) - AUTO_WINDOW, 0)
     if boxes:
-        restated = _answer_after_phrase(text, _FINAL_ANSWER_PHRASE, boxes[0][1])
+        restated = _answer_after_phrase(text, _FINAL_ANSWER_PHRASE, max(boxes[0][1], tail_start))
         if restated and (_ANSWER_LIKE.search(restated) or len(restated) <= 3):
             return restated  # "... \\boxed{310}. Final Answer: The final answer is $10,610$."
-        return _boxed_answer(text)
-    return _answer_after_phrase(text) or _bare_math(text) or _last_statement(text, across_sentences=True)
+        return _boxed_answer(text, boxes)
+    tail = text[tail_start:]  # the fallbacks read the end of a long response, where its answer is
+    return _answer_after_phrase(tail) or _bare_math(tail) or _last_statement(tail, across_sentences=True)
 
 
 _NUMBER_WINDOW = 4096
@@ -346,7 +373,7 @@ def gold_answer(gold: str) -> str:
         if boxes is None:
             raise UnreadableGold("has an unclosed \\boxed{...}: it is truncated")
         if boxes:
-            return _boxed_answer(text) or ""
+            return _boxed_answer(text, boxes) or ""
     if _ANSWER_PHRASE.search(text):
         answer = _answer_after_phrase(text)
         if answer:

@@ -13,19 +13,21 @@ from fractions import Fraction
 from rewardkit.failures import FailureTag
 from rewardkit.math.caching import MB, BoundedCache, bounded_cache, per_character, text_size
 from rewardkit.math.comparison import POLICIES, NeedsSymbolic, Outcome, Settings, compare_values
-from rewardkit.math.extraction import UnreadableGold, extract_answer, gold_answer
+from rewardkit.math.extraction import AUTO_WINDOW, UnreadableGold, extract_answer, gold_answer
 from rewardkit.math.hedging import is_hedged
 from rewardkit.math.normalization import normalize
 from rewardkit.math.representation import Value, parse_value
-from rewardkit.math.sandbox import default_sandbox, symbolic_task
-from rewardkit.math.verdict import MathVerdict
+from rewardkit.math.sandbox import default_sandbox
+from rewardkit.math.tasks import symbolic_task
+from rewardkit.math.verdict import MathVerdict, quoted
 
 _EXTRACT_MODES = ("boxed", "auto")
 #: Answers longer than this (and than twice the gold) are refused unread: no real answer is.
 MAX_ANSWER_LENGTH = 50_000
-#: Responses longer than this (about 250,000 tokens) are wrong unread (``reason="guard"``): reading
-#: them would cost more than the budget, and no model's final answer needs more.
-MAX_RESPONSE_LENGTH = 1_000_000
+#: A response of any length is graded: its final boxes are found by scanning from its end, and
+#: ``extract="auto"``'s fallbacks read its last this many characters (about 250,000 tokens). The
+#: size limits apply to what is parsed: the extracted answer and the gold.
+MAX_RESPONSE_LENGTH = AUTO_WINDOW
 #: Golds longer than this are a bad gold (``HARNESS_ERROR``): the longest of 4,218 real golds has 993.
 MAX_GOLD_LENGTH = 100_000
 
@@ -56,12 +58,12 @@ def _prepare_gold(gold: str) -> _Gold:
     try:
         unwrapped = gold_answer(gold)
     except UnreadableGold as error:
-        return _Gold(gold, "", None, f"gold {gold!r} {error}")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} {error}")
     if not unwrapped:
-        return _Gold(gold, "", None, f"gold {gold!r} is empty")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} is empty")
     normalized = normalize(unwrapped)
     if not normalized:
-        return _Gold(gold, "", None, f"gold {gold!r} is empty after normalization")
+        return _Gold(gold, "", None, f"gold {quoted(gold)} is empty after normalization")
     return _Gold(gold, normalized, parse_value(normalized), None)
 
 
@@ -109,9 +111,9 @@ def _verdict(outcome: Outcome, answer: str, gold: _Gold, normalized_answer: str)
         error = outcome.error or "unknown error"
         if outcome.reason == "bad_gold":
             # Said once: the gold as the caller gave it, what is wrong, and its normalized form if different.
-            error = f"gold {gold.raw!r} {error}"
+            error = f"gold {quoted(gold.raw)} {error}"
             if gold.normalized != gold.raw.strip():
-                error += f" (normalized: {gold.normalized!r})"
+                error += f" (normalized: {quoted(gold.normalized)})"
         detail["error"] = error
         return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, gold.raw, outcome.reason, detail)
     if outcome.error:
@@ -202,22 +204,6 @@ def _crash_verdict(error: BaseException, answer: str | None, gold: object) -> Ma
     return MathVerdict(False, FailureTag.HARNESS_ERROR, answer, expected, "crash", detail)
 
 
-def _too_long_response(response: str, gold: object) -> MathVerdict:
-    try:
-        gold_text = _as_text(gold)
-    except _TooManyDigits as error:
-        return _crash_verdict(error, None, gold)
-    if gold_text is None:
-        return _crash_verdict(TypeError(f"gold {gold!r} is not a string"), None, gold)
-    prepared = _prepared_gold(gold_text)
-    if prepared.error is not None:
-        detail = {"normalized_answer": "", "normalized_gold": "", "error": prepared.error}
-        return MathVerdict(False, FailureTag.HARNESS_ERROR, None, gold_text, "bad_gold", detail)
-    error = f"response of {len(response):,} characters is over the {MAX_RESPONSE_LENGTH:,}-character limit (MAX_RESPONSE_LENGTH)"
-    detail = {"normalized_answer": "", "normalized_gold": prepared.normalized, "error": error}
-    return MathVerdict(False, FailureTag.WRONG_ANSWER, None, gold_text, "guard", detail)
-
-
 def compare_answers(
     answer: str,
     gold: str,
@@ -280,12 +266,11 @@ def grade(
 ) -> MathVerdict:
     """Grade a model ``response`` against ``gold``: extract the final answer, then ``compare_answers``.
 
-    ``timeout`` is CPU seconds of symbolic work (see ``compare_answers``); responses over
-    ``MAX_RESPONSE_LENGTH`` characters and golds over ``MAX_GOLD_LENGTH`` are refused unread.
+    ``timeout`` is CPU seconds of symbolic work (see ``compare_answers``). A response of any
+    length is read from its end (``MAX_RESPONSE_LENGTH`` bounds what ``extract="auto"`` reads);
+    golds over ``MAX_GOLD_LENGTH`` are a bad gold.
     """
     _check_options(policy, timeout, extract, tolerance, wall_ceiling)
-    if isinstance(response, str) and len(response) > MAX_RESPONSE_LENGTH:
-        return _too_long_response(response, gold)
     try:
         answer = extract_answer(response, extract) if isinstance(response, str) else None  # type: ignore[arg-type]
     except Exception as error:

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 
 from rewardkit.math.caching import MB, bounded_cache
 from rewardkit.math.extraction import read_group, unwrap_gold
+from rewardkit.math.notation import (
+    choose_as_binom,
+    clock_times,
+    degrees_in_trig,
+    factorial_powers,
+    named_operators,
+)
 
 
 @dataclass(frozen=True)
@@ -62,9 +69,23 @@ _DOUBLE_ESCAPED = re.compile(
 )
 
 
+_BACKSLASHES = re.compile(r"\\+")
+_DOUBLED_COMMAND = re.compile(r"(?<!\\)\\\\(?:[A-Za-z]{2,}|[{}])")
+
+
 def undo_double_escapes(text: str) -> str:
-    """``\\\\frac{1}{2}`` -> ``\\frac{1}{2}``: a doubled backslash before a command name, outside environments."""
-    if "\\\\" not in text or "\\begin" in text or "&" in text:
+    """A text escaped twice is un-escaped once: ``\\\\frac{1}{2}`` -> ``\\frac{1}{2}``, and
+    ``\\\\begin{pmatrix}1\\\\\\\\2\\\\end{pmatrix}`` (JSON-in-JSON) -> ``\\begin{pmatrix}1\\\\2\\end{pmatrix}``.
+
+    Escaped twice means: every run of backslashes has even length and a command is written with two
+    (a correctly escaped matrix has single-backslash commands). A text with some single commands
+    only loses the doubled backslash before a common command name, outside environments.
+    """
+    if "\\\\" not in text:
+        return text
+    if _DOUBLED_COMMAND.search(text) and all(len(run) % 2 == 0 for run in _BACKSLASHES.findall(text)):
+        return _BACKSLASHES.sub(lambda run: run.group()[: len(run.group()) // 2], text)
+    if "\\begin" in text or "&" in text:
         return text
     return _DOUBLE_ESCAPED.sub(r"\\", text)
 
@@ -106,7 +127,7 @@ def canonical_fractions(text: str) -> str:
 
 
 _TEXT_COMMANDS = re.compile(
-    r"\\(?:text|textrm|textbf|textit|textnormal|mathrm|mathbf|mathit|mathsf|mathtt|boldsymbol|mbox|operatorname)\s*(?=\{)"
+    r"\\(?:text|textrm|textbf|textit|textnormal|mathrm|mathbf|mathit|mathsf|mathtt|mathcal|mathscr|boldsymbol|mbox|operatorname)\s*(?=\{)"
 )
 
 
@@ -170,8 +191,14 @@ _NOT_UNIT_WORDS = re.compile(
 _AFTER_WORD = re.compile(r"\\text\{[^{}]*[A-Za-z][^{}]*\}\s*$")
 
 
+def _inside_group(text: str, index: int) -> bool:
+    """Whether ``index`` is inside an unclosed brace group (``\\frac{\\hbar^2}{2 m}``: ``m`` is a mass there)."""
+    prefix = text[:index].replace("\\{", "").replace("\\}", "")
+    return prefix.count("{") > prefix.count("}")
+
+
 def _drop_unit(match: re.Match[str]) -> str:
-    if _NOT_UNIT_WORDS.search(match.group()):
+    if _NOT_UNIT_WORDS.search(match.group()) or _inside_group(match.string, match.start()):
         return match.group()
     if match.string[match.start() - 1 : match.start()] == "}" and _AFTER_WORD.search(match.string, 0, match.start()):
         return match.group()
@@ -367,6 +394,7 @@ _COMMAND_SYNONYMS = (
     (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
     (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
     (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
+    (re.compile(r"\\(?:backslash|smallsetminus)(?![A-Za-z])"), r"\\setminus "),  # set difference
     (re.compile(r"\\\{\s*\\\}"), r"\\emptyset "),  # {} is the empty set
     (re.compile(r"\\mathbb\s*(?:\{\s*R\s*\}|R(?![A-Za-z]))"), r"(-\\infty,\\infty)"),  # the real line
 )
@@ -473,6 +501,19 @@ STEPS: tuple[NormalizationStep, ...] = (
         "delimiters", strip_math_delimiters, _example(("$5$", " 5 "), ("\\(x\\)", " x "))
     ),
     NormalizationStep(
+        "clock", clock_times,
+        _example(("7:05 \\text{ p.m.}", "19:05"), ("12:30 am", "0:30"), ("19:05:00", "19:05"), ("3pm^2", "3pm^2"), ("1:2", "1:2")),
+    ),
+    NormalizationStep(
+        "operators", named_operators,
+        _example(("\\operatorname{arccosh}(2)", "\\arccosh(2)"), ("\\operatorname{floor}(x)", "\\lfloor x\\rfloor "),
+                 ("\\operatorname{sgn}(x)", "\\frac{(x)}{|x|}"), ("\\operatorname{Re}(z)", "\\operatorname{Re}(z)")),
+    ),
+    NormalizationStep(
+        "binomials", choose_as_binom, _example(("{n \\choose k}", "\\binom{n}{k}"), ("{5 \\choose 2}+1", "\\binom{5}{2}+1"))
+    ),
+    NormalizationStep("factorials", factorial_powers, _example(("3!^2", "(3!)^2"), ("n!^{2}", "(n!)^{2}"), ("5!", "5!"))),
+    NormalizationStep(
         "relations", ascii_relations,
         _example(("x >= 5", "x \\geq  5"), ("x<=2", "x\\leq 2"), ("x != 3", "x \\neq  3"), ("5!=120", "5!=120")),
     ),
@@ -509,6 +550,11 @@ STEPS: tuple[NormalizationStep, ...] = (
                  ("(0,100)", "(0,100)"), ("(12,102)", "(12,102)"), ("14{, }916", "14916")),
     ),
     NormalizationStep(
+        "trig_degrees", degrees_in_trig,
+        _example(("\\cos(60^\\circ)", "\\cos(\\frac{60\\pi}{180})"), ("\\sin 30^{\\circ}", "\\sin \\frac{30\\pi}{180}"),
+                 ("\\sin(90^\\circ-x)", "\\sin(\\frac{90\\pi}{180}-x)"), ("30^\\circ", "30^\\circ")),
+    ),
+    NormalizationStep(
         "degrees", strip_degrees, _example(("30^\\circ", "30"), ("30^{\\circ}", "30"), ("30\\degree", "30"), ("f \\circ g", "f \\circ g"))
     ),
     NormalizationStep(
@@ -516,7 +562,8 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep(
         "commands", canonical_commands,
-        _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)")),
+        _example(("x\\le 3", "x\\leq  3"), ("\\lbrace", "\\{"), ("\\{ \\}", "\\emptyset "), ("\\mathbb{R}", "(-\\infty,\\infty)"),
+                 ("A \\backslash B", "A \\setminus  B")),
     ),
     NormalizationStep(
         "choice", canonical_choice, _example(("(A)", "A"), ("(b) 12", "B"), ("x", "x"))

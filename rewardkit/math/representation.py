@@ -37,7 +37,8 @@ class Number:
     form: NumberForm
     percent: bool = False
     reduced: bool = True
-    decimals: int = 0  # digits written after the decimal point (a float printed at full precision has many)
+    #: The place of the last digit written: 10**-decimals (a float printed at full precision has many).
+    decimals: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Sequence:
     opener: str
     closer: str
     interval: bool = False  # known to be an interval (it came from an inequality)
+    solutions: bool = False  # the values a ``\\pm`` stands for (spliced into an enclosing list or set)
 
     @property
     def is_unordered(self) -> bool:
@@ -89,6 +91,14 @@ class Union:
     """Intervals or sets joined by ``\\cup``."""
 
     parts: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class SetOperation:
+    """Sets joined by ``\\cap`` or ``\\setminus`` (and ``\\cup``), left to right: evaluated by ``sets``."""
+
+    operands: tuple[Value, ...]
+    operators: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -133,9 +143,10 @@ class Power:
     negative: bool = False
 
 
-Value = Number | Infinity | Expression | Text | Sequence | Union | Matrix | Relation | Assignment | Power
+Value = Number | Infinity | Expression | Text | Sequence | Union | SetOperation | Matrix | Relation | Assignment | Power
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+_SET_OPERATORS = re.compile(r"\\(?:cup|cap|setminus)(?![A-Za-z])")
 _CLOSERS = set(_OPENERS.values())
 
 
@@ -208,6 +219,8 @@ _REPEATING = re.compile(_SIGN + r"(?P<int>\d*)\.(?P<frac>\d*)\\overline\{(?P<rep
 _FRACTION = re.compile(_SIGN + r"\\frac\{(?P<num>-?\d+)\}\{(?P<den>-?\d+)\}(?P<pct>%)?$")
 _SLASH = re.compile(_SIGN + r"(?P<num>\d+)/(?P<den>\d+)(?P<pct>%)?$")
 _MIXED = re.compile(_SIGN + r"(?P<int>\d+) ?\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
+# ASCII mixed numbers: "2 3/4" is 11/4 (a proper fraction after a space; "2 5/4" is not read so).
+_MIXED_SLASH = re.compile(_SIGN + r"(?P<int>\d+) (?P<num>[1-9]\d*)/(?P<den>\d+)$")
 # A product needs "10^" after it (``2\times3`` is 6, not 2000); only e-notation has a bare exponent.
 _SCIENTIFIC = re.compile(
     _SIGN + r"(?P<mant>\d+(?:\.\d+)?)(?:(?:\\times|\\cdot|\*)10\^|[eE])(?:\{(?P<exp1>[-+]?\d+)\}|(?P<exp2>[-+]?\d+))$"
@@ -250,7 +263,7 @@ def parse_number(text: str) -> Number | None:
         reduced = gcd(numerator, denominator) == 1  # the sign may sit below: \frac{1}{-2} is reduced
         value = sign * Fraction(numerator, denominator)
         return Number(value, NumberForm.FRACTION, bool(match["pct"]), reduced)
-    if match := _MIXED.match(text):
+    if (match := _MIXED.match(text)) or ((match := _MIXED_SLASH.match(text)) and int(match["num"]) < int(match["den"])):
         numerator, denominator = int(match["num"]), int(match["den"])
         if denominator == 0:
             return None
@@ -262,7 +275,8 @@ def parse_number(text: str) -> Number | None:
             return None
         mantissa = match["mant"]
         value = Fraction(mantissa) if "." in mantissa else Fraction(int(mantissa))
-        return Number(sign * value * Fraction(10) ** exponent, NumberForm.SCIENTIFIC)
+        places = len(mantissa.partition(".")[2]) - exponent  # the last written digit is 10**-places
+        return Number(sign * value * Fraction(10) ** exponent, NumberForm.SCIENTIFIC, decimals=places)
     if match := _POWER.match(text):
         base, exponent = int(match["base"]), int(match["exp1"] or match["exp2"])
         if base > 1 and abs(exponent) * log10(base) > MAX_EXPONENT_DIGITS:
@@ -360,7 +374,7 @@ def parse_power(text: str) -> Number | Power | None:
 
 _RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
 _RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|\\approx(?![a-z])|<|>|=")
-_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]\([A-Za-z]\))$")
+_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]'*\([A-Za-z]\))$")
 _MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
 _TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")
@@ -375,9 +389,14 @@ _OPERATOR_SPELLING = {"\\lt": "<", "\\gt": ">"}
 APPROX = "\\approx"
 # Names that label a value without being one variable: (p,q), |AB|, AB, A:B, V_1:V_2, \\frac{PM}{QM}, \\angle ABC.
 _NAME = r"[A-Za-z](?:_\{?\w+\}?)?"
+# A quantity's name with a subscript that is not one word: v_{\\max}, R_{\\odot}, T_{1/2}, x_{n+1}.
+SUBSCRIPTED_NAME = r"(?:[A-Za-z]|\\[A-Za-z]+)_(?:\{[^{}=]*(?:\{[^{}=]*\}[^{}=]*)*\}|\\[A-Za-z]+)'*"
+# Other names of a quantity: a change (\\Delta H, \\Delta x_1), a p-function (pH, pOH, pK_a).
+OTHER_NAME = r"\\Delta ?[A-Za-z](?:_\{?\w+\}?)?|p(?:H|OH|K_?\{?[ab]\}?|K)"
 _LABEL = re.compile(
     r"^(?:\((?:" + _NAME + r",)+" + _NAME + r"\)|\|[A-Za-z]+(?:_\{?\w+\}?)?\||[A-Z]{2,}(?:_\{?\w+\}?)?"
-    r"|[A-Za-z]+(?:_\{?\w+\}?)?:[A-Za-z]+(?:_\{?\w+\}?)?|\\frac\{[A-Z]+\}\{[A-Z]+\}|\\angle ?[A-Z]{1,3})$"
+    r"|[A-Za-z]+(?:_\{?\w+\}?)?:[A-Za-z]+(?:_\{?\w+\}?)?|\\frac\{[A-Z]+\}\{[A-Z]+\}|\\angle ?[A-Z]{1,3}"
+    r"|" + SUBSCRIPTED_NAME + r"|" + OTHER_NAME + r")$"
 )
 
 
@@ -416,17 +435,39 @@ def stated_value(relation: Relation) -> Value | None:
     return _assignment(sides[0], sides[-1]) or _parse(sides[-1])
 
 
+_PLUS_MINUS = re.compile(r"\s*\\(?:pm|mp)(?![A-Za-z])\s*")
+
+
+def _signs(text: str, plus: bool) -> str:
+    """``text`` with each ``\\pm`` read as ``+`` (``\\mp`` as ``-``), or the other way round."""
+
+    def sign(match: re.Match[str]) -> str:
+        positive = plus == (match.group().strip() == "\\pm")
+        before = text[: match.start()].rstrip()
+        if positive and (not before or before[-1] in "({[,=&"):
+            return ""  # "\\pm 3" and "\\frac{\\pm 1}{2}": a leading plus is no sign
+        return "+" if positive else "-"
+
+    return _PLUS_MINUS.sub(sign, text)
+
+
 def _expand_plus_minus(text: str) -> list[str] | None:
-    """``1\\pm\\sqrt{2}`` -> ``["1+\\sqrt{2}", "1-\\sqrt{2}"]`` (a top-level ``\\pm`` means two solutions)."""
-    if "\\pm" not in text:
+    """``\\frac{-3 \\pm \\sqrt{5}}{2}`` -> the two values it stands for (every ``\\pm`` takes one sign,
+    every ``\\mp`` the other, as in ``\\cos(a \\pm b) = \\cos a \\cos b \\mp \\sin a \\sin b``)."""
+    if ("\\pm" not in text and "\\mp" not in text) or not _PLUS_MINUS.search(text):
         return None
-    parts = _split_top_level_token(text, "\\pm")
-    if len(parts) != 2:
-        return None
-    head, tail = parts
-    if not head.strip():
-        return [tail, "-" + tail]  # "\\pm 3" is 3 and -3 (a leading "+3" would not read as a number)
-    return [head + "+" + tail, head + "-" + tail]
+    return [_signs(text, True), _signs(text, False)]
+
+
+def _solutions(values: list[Value]) -> tuple[Value, ...]:
+    """Items of a list or set, with the values of a ``\\pm`` item spliced in (``\\{a \\pm b\\}`` has two items)."""
+    items: list[Value] = []
+    for value in values:
+        if isinstance(value, Sequence) and value.solutions:
+            items.extend(value.items)
+        else:
+            items.append(value)
+    return tuple(items)
 
 
 def _is_text(text: str) -> bool:
@@ -456,18 +497,24 @@ def _parse(text: str) -> Value:
     if len(parts) < 2:
         parts = [part.strip() for part in split_top_level(text, ",")]
     if len(parts) > 1:
-        items = tuple(_parse(part) for part in parts if part and part != "\\dots")
-        return Sequence(items, "", "")
-    union = _split_top_level_token(text, "\\cup")
-    if len(union) > 1:
-        return Union(tuple(_parse(part.strip()) for part in union))
+        return Sequence(_solutions([_parse(part) for part in parts if part and part != "\\dots"]), "", "")
+    if "\\cup" in text or "\\cap" in text or "\\setminus" in text:
+        operands, operators = split_at_top_level(text, _SET_OPERATORS)
+        if operators and all(operand.strip() for operand in operands):
+            values = tuple(_parse(operand.strip()) for operand in operands)
+            if set(operators) == {"\\cup"}:
+                return Union(values)
+            return SetOperation(values, tuple(operators))
     enclosed = _enclosing_brackets(text)
+    if enclosed is not None and enclosed[0] in "([" and _PLUS_MINUS.search(inner := enclosed[1]) and "," in inner:
+        # "(\\pm 1, 0)": a point for each sign, (1, 0) and (-1, 0).
+        return Sequence(tuple(_parse(variant) for variant in _expand_plus_minus(text) or ()), "", "", solutions=True)
     if enclosed is not None:
         opener, inner, closer = enclosed
         inner_parts = [part.strip() for part in split_top_level(inner, ",")]
         if len(inner_parts) > 1 or opener == "{":
-            items = tuple(_parse(part) for part in inner_parts if part)
-            return Sequence(items, opener, closer)
+            items = [_parse(part) for part in inner_parts if part]
+            return Sequence(_solutions(items) if opener == "{" else tuple(items), opener, closer)
         if opener == "(" and closer == ")":
             return _parse(inner)
         if opener == "[" and closer == "]" and _MATRIX.match(inner.strip()):
@@ -485,7 +532,7 @@ def _parse(text: str) -> Value:
         return assignment or Relation(tuple(sides), tuple(operators))
     expanded = _expand_plus_minus(text)
     if expanded is not None:
-        return Sequence(tuple(_parse(part) for part in expanded), "", "")
+        return Sequence(tuple(_parse(part) for part in expanded), "", "", solutions=True)
     number = parse_number(text)
     if number is not None:
         return number

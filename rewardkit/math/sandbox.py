@@ -65,14 +65,6 @@ def default_wall_ceiling(cpu_budget: float) -> float:
     return max(CEILING_FACTOR * cpu_budget, MINIMUM_WALL_CEILING)
 
 
-def symbolic_task(answer: str, gold: str, policy: str, tolerance: float) -> Outcome:
-    """The worker's task: ``symbolic.symbolic_compare``, referenced from this sympy-free module so
-    that scheduling it never makes the calling process import sympy (tasks are pickled by name)."""
-    from rewardkit.math.symbolic import symbolic_compare
-
-    return symbolic_compare(answer, gold, policy, tolerance)
-
-
 class SandboxUnavailable(RuntimeError):
     """The symbolic workers cannot be started here (no Python executable, sympy missing, closed)."""
 
@@ -88,6 +80,10 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _used(before: float | None, after: float | None) -> float | None:
+    return after - before if before is not None and after is not None else None
 
 
 def overloaded(error: str) -> Outcome:
@@ -199,6 +195,7 @@ class SymbolicSandbox:
         self._warm_asked = False  # the fork server was asked to warm up (it does so between requests)
         self._closed = False
         self._pid = os.getpid()
+        self._usage = threading.local()  # CPU seconds of workers charged to each calling thread's tasks
 
     # -- the keeper thread: the only thread that starts the fork server and asks it for workers --
 
@@ -406,16 +403,32 @@ class SymbolicSandbox:
             return None
         return os.WTERMSIG(status)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the calling thread's tasks have used in the workers so far (the budget's own measure).
+
+        What a caller, or a test, compares with the budget: ``run`` charges each task the CPU time
+        the worker measured for it (or, for a worker killed mid-task, what ``/proc`` said it used).
+        """
+        return getattr(self._usage, "seconds", 0.0)
+
+    def _charge(self, seconds: float | None) -> None:
+        if seconds is not None:
+            self._usage.seconds = self.cpu_seconds() + max(seconds, 0.0)
+
     def run(self, function: Callable[..., Any], args: tuple[Any, ...], *, cpu_budget: float, wall_ceiling: float | None = None) -> Outcome:
         """The task's ``Outcome`` within ``cpu_budget`` CPU seconds of the worker's own time.
 
         In each attempt, waiting for a free worker and running the task may each take
         ``wall_ceiling`` seconds of wall time (``default_wall_ceiling`` when None; waiting for
         starting workers up to ``max(wall_ceiling, startup_ceiling)``). An ``overloaded`` attempt,
-        or a ``timeout`` from a worker forked before the server was warm, is tried once more."""
+        or a ``timeout`` from a worker forked before the server was warm, is tried once more: the
+        latter on a warm worker, waited for (uncharged, within the ceiling), since a cold worker
+        pays for building the parser's tables (a few tenths of a CPU second) on the answer's budget."""
         ceiling = default_wall_ceiling(cpu_budget) if wall_ceiling is None else wall_ceiling
         outcome, retry = self._attempt(function, args, cpu_budget, ceiling)
         if retry:
+            if outcome.reason == "timeout":
+                self.warm_up(timeout=ceiling)
             outcome, _ = self._attempt(function, args, cpu_budget, ceiling)
         return outcome
 
@@ -439,23 +452,28 @@ class SymbolicSandbox:
             worker.connection.send_bytes(request)
             if not worker.connection.poll(max(deadline - time.monotonic(), 0.0)):
                 cpu_after = _cpu_seconds(worker.pid)
+                self._charge(_used(cpu_before, cpu_after))
                 self._discard(worker, kill=True)
                 used = f", of which it got {cpu_after - cpu_before:.2f} s" if cpu_before is not None and cpu_after is not None else ""
                 return overloaded(f"the symbolic work did not finish within the {ceiling:g} s wall ceiling "
                                   f"(a {cpu_budget:g} s CPU budget{used}): the machine is too busy"), True
             reply = worker.connection.recv_bytes()
         except (EOFError, OSError):
+            used = _used(cpu_before, _cpu_seconds(worker.pid))
             death = self._exit_signal(worker)
             self._discard(worker, kill=True)
             if death == signal.SIGXCPU:  # stuck in one C call past budget + grace: the answer's cost
+                self._charge(used if used is not None else cpu_budget + server.HARD_LIMIT_GRACE + 1.0)
                 return Outcome(False, "timeout"), False
+            self._charge(used)
             cause = f"signal {signal.Signals(death).name}" if death else "exited"
             return overloaded(f"the symbolic worker died ({cause})"), True
         except BaseException:
             self._discard(worker, kill=True)  # interrupted (KeyboardInterrupt): never leak a busy worker
             raise
         try:
-            status, payload, _ = pickle.loads(reply)
+            status, payload, cpu = pickle.loads(reply)
+            self._charge(cpu)
         except Exception as error:
             self._release(worker)
             return Outcome(False, "crash", f"cannot read the task's result: {type(error).__name__}: {error}"), False

@@ -59,7 +59,7 @@ _EXIT_WAIT_SECONDS = 2.0
 #: swallowed the first exception gets another).
 _REARM_SECONDS = 0.02
 #: CPU seconds beyond the budget before RLIMIT_CPU kills a task stuck in C (SIGXCPU).
-_HARD_LIMIT_GRACE = 1.0
+HARD_LIMIT_GRACE = 1.0
 _STATUS_KEEP = 256
 
 # Task results: (status, payload, cpu_seconds). ``status``: ok, timeout, memory, error.
@@ -100,7 +100,7 @@ def _set_cpu_limit(cpu_budget: float | None) -> None:
         if cpu_budget is None:
             soft = hard
         else:
-            soft = math.ceil(time.process_time() + cpu_budget + _HARD_LIMIT_GRACE)
+            soft = math.ceil(time.process_time() + cpu_budget + HARD_LIMIT_GRACE)
             if hard != resource.RLIM_INFINITY:
                 soft = min(soft, hard)
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
@@ -318,8 +318,8 @@ def main(argv: list[str]) -> None:
     die_with_parent(parent_pid, death_signal=True, watchdog=False)  # single-threaded: it forks
     control = socket.socket(fileno=control_fd)
     try:
-        import rewardkit.math.sandbox
-        import rewardkit.math.symbolic  # noqa: F401  (sympy and the LaTeX parser, once for every worker)
+        import rewardkit.math.symbolic
+        import rewardkit.math.tasks  # noqa: F401  (the tasks, sympy and the LaTeX parser, once for every worker)
     except BaseException as error:
         message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")[:4000]
         control.sendall(REPLY.pack(ERROR, os.getpid(), len(message)) + message)

@@ -25,7 +25,9 @@ from rewardkit.math.comparison import (
     Settings,
     compare_values,
 )
+from rewardkit.math.magnitude import MAX_BINOMIAL_ARGUMENT, MAX_FACTORIAL_ARGUMENT
 from rewardkit.math.representation import Expression, Matrix, Number, Relation, Value, parse_value
+from rewardkit.math.verdict import quoted
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
@@ -46,8 +48,15 @@ class UnparseableLatex(ValueError):
     """The LaTeX parser rejected the text (it must consume the whole input or fail).
 
     The message is a predicate about the text ("cannot be parsed: ...", "is undefined ..."), so
-    that a caller can say once which text it was: ``f"gold {gold!r} {error}"``.
+    that a caller can say once which text it was: ``f"gold {quoted(gold)} {error}"``.
     """
+
+
+class TooExpensive(UnparseableLatex):
+    """The parsed expression holds a factorial, Gamma or binomial of a number too large to compute.
+
+    The guards refuse these from the text (``magnitude.py``); this is the backstop on the parsed
+    tree, where sympy has already folded ``\\frac{10^{10}}{2}`` and the like into numbers."""
 
 
 _INTEGER_TEXT = re.compile(r"-?\d+")
@@ -94,9 +103,32 @@ def _parser_complaint(error: Exception) -> str:
     lines = str(error).split("\n")
     if len(lines) >= 3 and lines[-1].endswith("^") and set(lines[-1][:-1]) <= {"~"}:
         column, source = len(lines[-1]) - 1, lines[-2]
-        culprit = repr(source[column]) if column < len(source) else "the end"
+        culprit = quoted(source[column]) if column < len(source) else "the end"
         return f"the LaTeX parser stops at character {column + 1} ({culprit})"
     return f"the LaTeX parser rejected it ({type(error).__name__})"
+
+
+_COMMAND_SUBSCRIPT = re.compile(r"_\s*(?:\{([^{}]*\\[^{}]*)\}|(\\[A-Za-z]+))")
+_FONT = re.compile(r"\\(?:rm|it|bf|mathrm|mathit|mathbf|text|textrm|textit|operatorname)(?![A-Za-z])")
+_GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\])")
+_EULER_SUBSCRIPT = re.compile(r"(?<![\\A-Za-z])([Ee])_")
+
+
+def _plain_subscripts(latex: str) -> str:
+    """``R_{\\odot}`` -> ``R_{odot}``, ``E_{\\gamma}`` -> ``E_{gamma}``: a subscript only names a symbol
+    (physics writes ``R_{\\odot}``, ``v_{\\max}``, ``k_{\\mathrm{B}}``), which the LaTeX parser reads
+    only when it holds no command."""
+
+    def plain(match: re.Match[str]) -> str:
+        content = match.group(1) if match.group(1) is not None else match.group(2)
+        return "_{" + re.sub(r"[\\\s{}]", "", _FONT.sub("", content)) + "}"
+
+    if "_" not in latex:
+        return latex
+    # "m_ec" (normalization dropped the braces of "m_{e} c"): the subscript is the one character.
+    latex = _GLUED_SUBSCRIPT.sub(r"_{\1}", _COMMAND_SUBSCRIPT.sub(plain, latex))
+    # The parser reads "E" and "e" as Euler's number and refuses a subscript on them: E_{k} is a name.
+    return _EULER_SUBSCRIPT.sub(r"\\mathit{\1}_", latex)
 
 
 def _exact_decimals(latex: str) -> str:
@@ -117,18 +149,63 @@ def to_sympy(latex: str) -> Any:
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:
-        expression = _latex_to_sympy(_exact_decimals(latex))
+        expression = _latex_to_sympy(_exact_decimals(_plain_subscripts(latex)))
     except Exception as error:  # the ANTLR parser raises plain Exception on bad input
         return UnparseableLatex(f"cannot be parsed: {_parser_complaint(error)}")
     if not isinstance(expression, sympy.Basic) or isinstance(
         expression, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.Set)
     ):
         return UnparseableLatex("cannot be parsed: it is not a single expression (a relation or a set)")
+    refusal = _combinatorial_refusal(expression)
+    if refusal is not None:
+        return TooExpensive(f"is refused before evaluation: {refusal}")
+    expression = _real_odd_roots(expression)
     if expression.has(sympy.zoo, sympy.nan):
         # A division by zero, or a misread (the parser turns "\\gamma^2" into zoo**2): x*zoo - x*zoo
         # cancels to 0, so such an expression would equal anything of the same shape.
         return UnparseableLatex("is undefined (complex infinity: a division by zero, or a symbol read as a function)")
     return expression
+
+
+_COMBINATORIAL = (
+    sympy.factorial, sympy.factorial2, sympy.subfactorial, sympy.gamma, sympy.RisingFactorial, sympy.FallingFactorial,
+)
+
+
+def _combinatorial_refusal(expression: Any) -> str | None:
+    """Why evaluating a factorial-like node of ``expression`` would not end (its numeric argument is too large)."""
+    nodes = expression.atoms(*_COMBINATORIAL, sympy.binomial)
+    for node in nodes:
+        limit = MAX_BINOMIAL_ARGUMENT if isinstance(node, sympy.binomial) else MAX_FACTORIAL_ARGUMENT
+        for argument in node.args:
+            if argument.free_symbols:
+                continue
+            value = _numeric(argument)
+            if value is None or abs(value) > limit:
+                return f"a {type(node).__name__} of a number above {limit:,}"
+    return None
+
+
+def _is_negative_odd_root(node: Any) -> bool:
+    if not (isinstance(node, sympy.Pow) and node.exp.is_Rational and not node.exp.is_Integer and node.exp.q % 2 == 1):
+        return False
+    try:
+        return bool(node.base.is_number and node.base.is_extended_negative)
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return False
+
+
+def _real_odd_roots(expression: Any) -> Any:
+    """``\\sqrt[3]{-8}`` is -2, as in school and contest mathematics, not sympy's principal complex root:
+    an odd root of a negative number is the real one (``(-8)^{2/3}`` is 4)."""
+    if not expression.has(sympy.Pow):
+        return expression
+    try:
+        return expression.replace(
+            _is_negative_odd_root, lambda node: (-1) ** node.exp.p * sympy.Pow(-node.base, node.exp)
+        )
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return expression
 
 
 # Typical answer shapes: parsing them once warms the ANTLR parser's caches (the first parse of each
@@ -169,6 +246,60 @@ def _close(a: complex, b: complex, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-300)
 
 
+#: The precision (digits) of the confirming evaluation, and how far below the terms' size the
+#: difference must then be: far beyond the noise of the first (30-digit) evaluation.
+_CONFIRM_PRECISION = 60
+_CONFIRM_TOLERANCE = 1e-45
+#: A difference below this fraction of the terms' size at 30 digits may be cancellation noise.
+_CANCELLATION = 1e-15
+
+
+def _term_size(expressions: tuple[Any, ...], substitution: dict[Any, Any] | None) -> float | None:
+    """The sum of the absolute values of the expressions' terms (what a cancellation is measured against)."""
+    total = 0.0
+    for expression in expressions:
+        for term in sympy.Add.make_args(expression):
+            value = _numeric(term, substitution)
+            if value is None:
+                return None
+            total += abs(value)
+    return total
+
+
+def _vanishes(difference: Any, substitution: dict[Any, Any] | None, size: float) -> bool:
+    """Whether ``difference`` is zero to ``_CONFIRM_PRECISION`` digits next to ``size`` (bounded precision)."""
+    if difference.has(*_UNEVALUATED):
+        return False
+    try:
+        options = {"subs": substitution} if substitution else {}
+        value = sympy.N(difference, _CONFIRM_PRECISION, maxn=4 * _CONFIRM_PRECISION, **options)
+        if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            return False
+        magnitude = abs(complex(value))
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        return False
+    return magnitude <= _CONFIRM_TOLERANCE * max(size, 1e-300)
+
+
+def _agree(answer: Any, gold: Any, substitution: dict[Any, Any] | None, tolerance: float) -> bool | None:
+    """Whether two expressions have the same value (at ``substitution``), None when it cannot be evaluated.
+
+    Values closer than ``tolerance`` (relative) agree. Values that differ only by cancellation noise
+    next to the size of their terms (``\\sin^2 x + \\cos^2 x - 1`` against 0; relative tests divide by
+    the gold, and zero needs its own test) are confirmed at 60 digits: they agree only when the
+    difference vanishes far beyond the first evaluation's noise.
+    """
+    a, g = _numeric(answer, substitution), _numeric(gold, substitution)
+    if a is None or g is None:
+        return None
+    if _close(a, g, tolerance):
+        return True
+    size = _term_size((answer, gold), substitution)
+    if size is None or abs(a - g) > _CANCELLATION * size:
+        return False
+    return _vanishes(answer - gold, substitution, size)
+
+
 def _is_zero(difference: Any) -> bool:
     """A proof that ``difference`` is zero: structurally, by expansion, or by ``simplify``."""
     if difference == 0:
@@ -196,11 +327,11 @@ def _agree_at_points(answer: Any, gold: Any, tolerance: float) -> bool | None:
     symbols = sorted(answer.free_symbols | gold.free_symbols, key=lambda s: s.name)
     decided = False
     for substitution in _sample_points(symbols):
-        a, g = _numeric(answer, substitution), _numeric(gold, substitution)
-        if a is None or g is None:
+        agreement = _agree(answer, gold, substitution, tolerance)
+        if agreement is None:
             continue
         decided = True
-        if not _close(a, g, tolerance):
+        if not agreement:
             return False
     return True if decided else None
 
@@ -231,6 +362,8 @@ class SympyBackend:
             raise BadGold(str(error)) from None
         try:
             answer_expr = to_sympy(answer)
+        except TooExpensive:
+            return Outcome(False, "guard")
         except UnparseableLatex:
             return Outcome(False, "symbolic")
         answer_expr, gold_expr = _complex_aware(answer_expr, gold_expr)
@@ -252,15 +385,17 @@ class SympyBackend:
             return Outcome(bool(answer == gold), "rational")
         if answer.is_infinite or gold.is_infinite:
             return Outcome(bool(answer == gold), "numeric")
-        answer_value, gold_value = _numeric(answer), _numeric(gold)
-        if answer_value is None or gold_value is None:
-            return Outcome(False, "numeric")
         if answer_inexact or gold_inexact:
+            answer_value, gold_value = _numeric(answer), _numeric(gold)
+            if answer_value is None or gold_value is None:
+                return Outcome(False, "numeric")
             # A decimal meets an irrational value: tolerance (lenient) or never (strict, as PRM800K).
             if settings.strict:
                 return Outcome(False, "numeric", strict_rule="decimal_for_irrational")
             return Outcome(_close(answer_value, gold_value, settings.tolerance), "numeric")
-        return Outcome(_close(answer_value, gold_value, 1e-20), "symbolic")
+        # Exact constants: 20 significant digits at 30-digit evaluation, confirmed at 60 digits
+        # when the values differ only by cancellation noise (e^{i\\pi/3} e^{-i\\pi/3} - 1 against 0).
+        return Outcome(bool(_agree(answer, gold, None, 1e-20)), "symbolic")
 
     def compare_matrix_expression(self, answer: str, gold: Matrix, settings: Settings) -> Outcome:
         """A matrix expression (a sum, a product, a multiple) evaluated, then compared entry by entry."""
@@ -286,11 +421,13 @@ class SympyBackend:
             try:
                 to_sympy(side)
             except UnparseableLatex as error:
-                part = f" (in its side {side!r})" if len(gold.sides) > 1 else ""
+                part = f" (in its side {quoted(side)})" if len(gold.sides) > 1 else ""
                 raise BadGold(f"{error}{part}") from None
         gold_sides = [to_sympy(side) for side in gold.sides]
         try:
             answer_sides = [to_sympy(side) for side in answer.sides]
+        except TooExpensive:
+            return Outcome(False, "guard")
         except UnparseableLatex:
             return Outcome(False, "equation")
         answer_ops, gold_ops = list(answer.operators), list(gold.operators)
@@ -327,19 +464,17 @@ def _equal_entries(answer: Any, gold: Any) -> bool:
     if answer.is_Rational and gold.is_Rational:
         return bool(answer == gold)
     if not answer.free_symbols and not gold.free_symbols:
-        answer_value, gold_value = _numeric(answer), _numeric(gold)
-        if answer_value is not None and gold_value is not None:
-            return _close(answer_value, gold_value, 1e-20)
+        agreement = _agree(answer, gold, None, 1e-20)
+        if agreement is not None:
+            return agreement
     return _agree_at_points(answer, gold, 1e-9) is True or _is_zero(answer - gold)
 
 
 def _same_constant(answer: Any, gold: Any) -> bool:
     """Two constant expressions are equal to 1e-9 relative at 30 digits, or (when they cannot be
     evaluated) provably; evaluating first spares ``simplify`` on constants that plainly differ."""
-    answer_value, gold_value = _numeric(answer), _numeric(gold)
-    if answer_value is not None and gold_value is not None:
-        return _close(answer_value, gold_value, 1e-9)
-    return _is_zero(answer - gold)
+    agreement = _agree(answer, gold, None, 1e-9)
+    return _is_zero(answer - gold) if agreement is None else agreement
 
 
 _FLIP = {">": "<", "\\geq": "\\leq", "<": ">", "\\leq": "\\geq"}

@@ -1,8 +1,9 @@
 """Resolve a reward from how a test names it, and call it from synchronous test code.
 
 The pytest plugin and the property tests share this so that a golden file, a fixture
-and a contract test all run a reward exactly the way the runtime does
-(``rewardkit.calculate_reward``: declared fields only, shape and finiteness checked).
+and a contract test all run a reward exactly the way training runs it: through the runtime's
+per-sample runner (declared fields only, shape and finiteness checked), in the reward's
+execution mode and under its timeout.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 REGISTRATION_HINT = (
@@ -46,6 +48,13 @@ def resolve_object(spec: str) -> Any:
             target: Any = importlib.import_module(module_name)
         except ImportError as exc:
             errors.append(f"cannot import {module_name!r} ({exc})")
+            continue
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # sys.exit() or pytest.skip() at import: the module's error, not pytest's
+            from rewardkit.errors import describe_error
+
+            errors.append(f"importing {module_name!r} raised {describe_error(exc)}")
             continue
         try:
             for attr in attr_path.split("."):
@@ -139,22 +148,81 @@ def _run_in_fresh_thread(coro: Any) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How tests run a reward when they do not say: ``execution`` and ``timeout`` override the
+    reward's own (``@reward(execution=..., timeout=...)``); a sync reward that declares no mode
+    runs in a reward thread, as ``calculate_rewards`` runs it in training."""
+
+    execution: str | None = None
+    timeout: float | None = None
+
+
+_defaults: list[RunOptions] = [RunOptions()]
+
+
+def configure(options: RunOptions) -> RunOptions:
+    """Set the run options of every ``RewardCaller`` made without its own (the pytest plugin
+    sets them from its ini options); returns the previous ones, to restore."""
+    previous = _defaults[0]
+    _defaults[0] = options
+    return previous
+
+
+def reward_runner(reward: Any, options: RunOptions | None = None) -> Any:
+    """The runtime's per-sample runner for ``reward`` (``rewardkit.execution.SampleRunner``): the
+    same path, execution mode and timeout as ``calculate_rewards`` gives it."""
+    from rewardkit.execution import SampleRunner
+    from rewardkit.rewards import as_reward
+
+    options = options or _defaults[0]
+    return SampleRunner(
+        as_reward(reward),
+        execution=options.execution,  # type: ignore[arg-type]
+        timeout=options.timeout,
+        untimed="thread",
+        place="the case",
+    )
+
+
 class RewardCaller:
-    """Calls rewards through ``rewardkit.calculate_reward`` from synchronous code.
+    """Calls rewards from synchronous code the way training runs them: through the runtime's
+    per-sample runner (``rewardkit.execution``), in the reward's execution mode (a sync reward
+    that declares none runs in a reward thread, as under ``calculate_rewards``) and under its
+    timeout, so a reward that cannot run where training runs it fails here too (a grader using
+    signals off the main thread, say).
 
     Keeps one event loop for many calls (a property test makes hundreds); when an
     event loop is already running in this thread (an async test), it runs the call in
     a helper thread instead of failing. Use it as a context manager, or ``close()`` it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, options: RunOptions | None = None) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._options = options
+        self._runners: dict[int, tuple[Any, Any]] = {}
+
+    def runner(self, reward: Any) -> Any:
+        """The runner for ``reward`` (made once per reward object)."""
+        key = id(reward)
+        cached = self._runners.get(key)
+        if cached is None or cached[0] is not reward:
+            cached = self._runners[key] = (reward, reward_runner(reward, self._options))
+        return cached[1]
 
     def __call__(self, reward: Any, fields: Mapping[str, Any]) -> Any:
-        """Run ``reward`` with ``fields`` and return its ``RewardResult`` (async rewards are awaited)."""
-        from rewardkit import calculate_reward
+        """Run ``reward`` with ``fields`` and return its ``RewardResult`` (async rewards are
+        awaited); a failing reward raises what it raised (``RewardAbortedError`` for
+        ``SystemExit`` and the like, ``TimeoutError`` past the timeout)."""
+        from rewardkit.execution import SampleFailure
 
-        coro = calculate_reward(reward, **dict(fields))
+        try:
+            return self._run(self.runner(reward).run(dict(fields), 0))
+        except SampleFailure as failure:
+            error = failure.error
+        raise error
+
+    def _run(self, coro: Any) -> Any:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -171,6 +239,7 @@ class RewardCaller:
             self._loop.run_until_complete(self._loop.shutdown_asyncgens())
             self._loop.close()
         self._loop = None
+        self._runners.clear()
 
     def __enter__(self) -> RewardCaller:
         return self

@@ -421,7 +421,6 @@ def test_agentfly_env_cls_fills_env() -> None:
     ("parameter", "suggestion"),
     [
         ("solution_str", "final_response"),  # verl
-        ("completion", "final_response"),  # TRL
         ("response", "final_response"),
         ("messages", "trajectory"),
         ("ground_truth", "answer"),

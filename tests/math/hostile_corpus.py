@@ -47,6 +47,17 @@ EVALUATION_BOMBS = [
     "e^{e^{e^{e^{10}}}}",
     "\\binom{100000}{3}",
     "1e99999",
+    # Issue 27, item 11: arguments that are expressions (1-2 s timeouts in the sandbox, 90 s+ in-process before).
+    "\\binom{10^9}{5 \\cdot 10^8}",
+    "\\Gamma(10^{10})",
+    "(10^{10})!",
+    "(x - x + 10^{10})!",
+    "\\frac{(10^{10})!}{2} + x",
+    "{10^{9} \\choose 5 \\cdot 10^{8}}",
+    "\\Gamma(\\frac{10^{12}}{3})",
+    "\\lfloor 10^{9} \\rfloor !",
+    "1000!!",
+    "(\\frac{1}{1-0.999999999})!",
 ]
 
 # Inputs that made a stage re-scan the text once per nesting level or once per start position.

@@ -35,7 +35,8 @@ def _load_pairs() -> list[Any]:
 def test_pair(given_is: str, pair: dict[str, Any], sandbox: bool) -> None:
     options = {"policy": pair["policy"], "sandbox": sandbox}
     if given_is == "response":
-        verdict = grade(pair["given"], pair["gold"], extract=pair.get("extract", "boxed"), **options)
+        response = "x" * pair.get("pad", 0) + pair["given"]  # pad: reasoning before the response's end
+        verdict = grade(response, pair["gold"], extract=pair.get("extract", "boxed"), **options)
     else:
         verdict = compare_answers(pair["given"], pair["gold"], **options)
     assert (verdict.correct, verdict.reason) == (pair["equivalent"], pair["rule"]), dict(verdict.detail)
@@ -45,7 +46,8 @@ def test_pair(given_is: str, pair: dict[str, Any], sandbox: bool) -> None:
         assert verdict.tag is FailureTag.NO_ANSWER
     elif pair["rule"] in ("bad_gold", "crash"):
         assert verdict.tag is FailureTag.HARNESS_ERROR
-        assert repr(pair["gold"]) in verdict.detail["error"]
+        # The gold as written (issue 26 item 9): no Python repr, no doubled backslashes.
+        assert f"gold '{pair['gold']}'" in verdict.detail["error"]
     else:
         assert verdict.tag is FailureTag.WRONG_ANSWER
 

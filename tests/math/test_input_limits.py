@@ -15,19 +15,26 @@ from rewardkit.math.reward import MathHarnessError, math_reward
 FIVE_MB_RESPONSE = "1," * 2_500_000
 
 
-def _never_called(*args: object, **kwargs: object) -> None:
-    raise AssertionError("a response over the limit must not be read")
-
-
+# Issue 24, group 13: the final answer is found by scanning from the end; the size limits apply to
+# what is parsed (the extracted answer, the gold), not to the text that is scanned.
 @pytest.mark.parametrize("extract", ["boxed", "auto"])
-def test_a_response_over_the_limit_is_wrong_unread(monkeypatch: pytest.MonkeyPatch, extract: str) -> None:
-    monkeypatch.setattr(grading, "extract_answer", _never_called)
-    verdict = grade(FIVE_MB_RESPONSE, "1", extract=extract)
-    assert (verdict.correct, verdict.tag, verdict.reason) == (False, FailureTag.WRONG_ANSWER, "guard")
-    assert verdict.detail["error"] == (
-        "response of 5,000,000 characters is over the 1,000,000-character limit (MAX_RESPONSE_LENGTH)"
-    )
-    assert verdict.parsed_answer is None
+@pytest.mark.parametrize("size", [1_000_009, 5_000_000])
+def test_a_long_response_whose_last_box_is_right_is_right(extract: str, size: int) -> None:
+    tail = " so the answer is \\boxed{3}"
+    response = "x" * (size - len(tail)) + tail
+    verdict = grade(response, "3", extract=extract)
+    assert (verdict.correct, verdict.tag, verdict.reason) == (True, None, "exact"), dict(verdict.detail)
+    wrong = grade(response.replace("{3}", "{4}"), "3", extract=extract)  # near-miss: the last box is wrong
+    assert (wrong.correct, wrong.tag, wrong.reason) == (False, FailureTag.WRONG_ANSWER, "rational")
+
+
+def test_a_long_response_is_read_from_its_end() -> None:
+    early_box = "\\boxed{3} " + "x" * 2_000_000 + " wait, no: the last box is \\boxed{4}"
+    assert grade(early_box, "4").correct
+    assert not grade(early_box, "3").correct
+    phrase = "y" * (MAX_RESPONSE_LENGTH + 10) + " The answer is 7."
+    assert grade(phrase, "7", extract="auto").correct  # auto's fallbacks read the last MAX_RESPONSE_LENGTH characters
+    assert grade(FIVE_MB_RESPONSE, "1").tag is FailureTag.NO_ANSWER  # no box: no answer, not a refusal
 
 
 def test_a_response_at_the_limit_is_graded() -> None:
@@ -49,7 +56,8 @@ def test_a_gold_over_the_limit_is_a_bad_gold_naming_the_limit() -> None:
 
 
 def test_math_reward_on_huge_inputs() -> None:
-    assert math_reward(final_response=FIVE_MB_RESPONSE, answer="1").extras["reason"] == "guard"
+    assert math_reward(final_response=FIVE_MB_RESPONSE, answer="1").extras["reason"] == "no_answer"
+    assert math_reward(final_response="x" * 5_000_000 + "\\boxed{1}", answer="1").reward == 1.0
     with pytest.raises(MathHarnessError, match="MAX_GOLD_LENGTH"):
         math_reward(final_response="\\boxed{1}", answer="1" * (MAX_GOLD_LENGTH + 1))
 

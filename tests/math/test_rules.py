@@ -45,13 +45,23 @@ def test_normalization_step_example(step: object, given: str, expected: str) -> 
     ("latex", "refused"),
     [
         ("9^{9^{9^9}}", "a power tower"),
-        ("2^{1000000}", "an exponent above 10000"),
-        ("100000!", "a factorial of more than 1000"),
-        ("(3!)!", "nested or repeated factorials"),
+        ("2^{1000000}", "an exponent above 10,000"),
+        ("100000!", "a factorial of more than 1,000"),
+        ("(((3!)!)!)!", "a factorial of more than 1,000"),  # (720!)!
+        ("1000!!", "a factorial of more than 1,000"),
+        # Issue 27, item 11: arguments that are expressions are bounded too.
+        ("\\binom{10^9}{5 \\cdot 10^8}", "a binomial coefficient with an argument above 10,000"),
+        ("\\Gamma(10^{10})", "a Gamma function of more than 1,000"),
+        ("(10^{10})!", "a factorial of more than 1,000"),
+        ("(x - x + 10^{10})!", "a factorial of more than 1,000"),
+        ("(\\frac{1}{1-0.999999999})!", "a factorial of more than 1,000"),
+        ("\\lfloor 10^{9} \\rfloor!", "a factorial of more than 1,000"),
+        ("x^{9999 \\cdot 9999}", "an exponent above 10,000"),
+        ("(10^{1000})^{10000}", "a number of more than 100,000 digits"),
         ("{" * 30 + "1" + "}" * 30, "nested deeper than 25 levels"),
         ("x" * 500, "longer than 400 characters"),
-        ("1e99999", "an exponent above 10000"),
-        ("\\binom{100000}{3}", "a binomial coefficient above 10000"),
+        ("1e99999", "an exponent above 10,000"),
+        ("\\binom{100000}{3}", "a binomial coefficient with an argument above 10,000"),
         ("__import__('os')", "code, not mathematics"),
         ('open("pwned")', "code, not mathematics"),
     ],
@@ -60,7 +70,14 @@ def test_guard_refuses(latex: str, refused: str) -> None:
     assert symbolic_guard(latex) == refused
 
 
-@pytest.mark.parametrize("latex", ["e^{-x^2}", "2^{10}", "\\frac{1}{2^{98}}", "5!", "(x+1)^2", "x^{y^{z}}"])
+@pytest.mark.parametrize(
+    "latex",
+    [
+        "e^{-x^2}", "2^{10}", "\\frac{1}{2^{98}}", "5!", "(x+1)^2", "x^{y^{z}}",
+        # Issue 24, group 8: small factorials are computed, not refused.
+        "4!\\,3!", "(3!)!", "\\frac{n!}{k!(n-k)!}", "\\binom{n}{k}", "\\Gamma(\\frac{\\pi}{12})", "e^{\\frac{1}{x+1}}", "\\binom{2024}{2}",
+    ],
+)
 def test_guard_allows_ordinary_expressions(latex: str) -> None:
     assert symbolic_guard(latex) is None
 

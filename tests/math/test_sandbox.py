@@ -320,7 +320,7 @@ def test_bad_gold_is_a_harness_error_naming_the_gold() -> None:
         verdict = compare_answers("5", "\\frac{1}{")
         assert verdict.tag is FailureTag.HARNESS_ERROR
         assert verdict.reason == "bad_gold"
-        assert "'\\\\frac{1}{'" in verdict.detail["error"]
+        assert "gold '\\frac{1}{'" in verdict.detail["error"]  # as written (issue 26, item 9)
 
 
 def test_a_bad_gold_is_known_without_a_worker_for_the_other_answers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -377,3 +377,28 @@ def test_a_killed_fork_server_or_worker_is_replaced_and_the_verdict_stands(victi
             assert sandbox._server.process.pid != server_pid  # type: ignore[union-attr]
     finally:
         sandbox.close()
+
+
+def test_sandbox_and_its_server_import_one_way() -> None:
+    # Issue 26, item 19: sandbox.py imports sandbox_server.py, never the other way round (the fork
+    # server imports the tasks from rewardkit.math.tasks); no import of it, at any level.
+    import ast
+    import importlib.util
+
+    def imported(module: str) -> set[str]:
+        spec = importlib.util.find_spec(module)
+        assert spec is not None
+        assert spec.origin is not None
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        return names
+
+    assert "rewardkit.math.sandbox_server" in imported("rewardkit.math.sandbox")
+    server_imports = imported("rewardkit.math.sandbox_server")
+    assert not any(name == "rewardkit.math.sandbox" or name.startswith("rewardkit.math.sandbox.") for name in server_imports)
+    assert "rewardkit.math.tasks" in server_imports

@@ -14,7 +14,19 @@ import tomlkit  # noqa: F401
 # an inner run imports lazily is imported again (and assertion-rewritten) in each run:
 # hypothesis' own pytest plugin imports hypothesis in its summary, which costs seconds.
 # Importing these here once keeps each inner run fast.
-for _heavy in ("rewardkit", "rewardkit.math", "rewardkit.testing.contract"):
+# (The runtime's modules too: a class imported anew by an inner run would not be the class of
+# objects made by the rewardkit package's names, which the package caches.)
+_PRELOADED = (
+    "rewardkit",
+    "rewardkit.rewards",
+    "rewardkit.calculate",
+    "rewardkit.execution",
+    "rewardkit.reward_processes",
+    "rewardkit.math",
+    "rewardkit.testing.calling",
+    "rewardkit.testing.contract",
+)
+for _heavy in _PRELOADED:
     with contextlib.suppress(ImportError):  # a missing part: the inner runs import it themselves
         importlib.import_module(_heavy)
 

@@ -28,19 +28,19 @@ CASES = [
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\nid = "g"\ngiven = "1"\ngold = "1"\ngrader = "no_such_grader_xyz"\n',
-        "golden_bad.toml:7: [[][[]pair]] 'g': unknown grader 'no_such_grader_xyz': *",
+        "golden_bad.toml:11: [[][[]pair]] 'g': unknown grader 'no_such_grader_xyz': *",
         id="unknown-grader",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\ngiven = "1"\ngold = "1"\ngrader = "plugrewards:nothing_here"\n',
-        "golden_bad.toml:7: [[][[]pair]] 'pair1': unknown grader 'plugrewards:nothing_here': *has no attribute*",
+        "golden_bad.toml:10: [[][[]pair]] 'pair1': unknown grader 'plugrewards:nothing_here': *has no attribute*",
         id="unknown-grader-path",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\ngiven = "1"\ngold = "1"\nequivelent = false\n',
-        "golden_bad.toml:7: [[][[]pair]] 'pair1': unknown key 'equivelent' (did you mean 'equivalent'?)*",
+        "golden_bad.toml:10: [[][[]pair]] 'pair1': unknown key 'equivelent' (did you mean 'equivalent'?)*",
         id="misspelt-key",
     ),
     pytest.param(
@@ -52,25 +52,25 @@ CASES = [
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\nid = "fine"\ngiven = "1"\ngold = "1"\n',
-        "golden_bad.toml:7: duplicate case id 'fine' (first used at line 1)",
+        "golden_bad.toml:8: duplicate case id 'fine' (first used at line 1)",
         id="duplicate-id",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\nid = "a::b"\ngiven = "1"\ngold = "1"\n',
-        "golden_bad.toml:7: [[][[]pair]] 'a::b': 'id' must not contain '::'*",
+        "golden_bad.toml:8: [[][[]pair]] 'a::b': 'id' must not contain '::'*",
         id="id-with-node-separator",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\ngiven = 0.5\ngold = "1"\n',
-        "golden_bad.toml:7: [[][[]pair]] 'pair1': 'given' must be a string, got float 0.5 (quote it: given = '0.5')",
+        "golden_bad.toml:8: [[][[]pair]] 'pair1': 'given' must be a string, got float 0.5 (quote it: given = '0.5')",
         id="float-answer",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[reward]]\nreward = "no_such_reward_xyz"\nexpect = 1.0\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': unknown reward 'no_such_reward_xyz'*import that module in conftest.py*",
+        "golden_bad.toml:8: [[][[]reward]] 'reward0': unknown reward 'no_such_reward_xyz'*import that module in conftest.py*",
         id="unknown-reward",
     ),
     pytest.param(
@@ -84,7 +84,7 @@ CASES = [
         ".toml",
         GOOD_PAIR
         + '[[reward]]\nreward = "plugrewards:length_reward"\nexpect = { correct = true }\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': 'expect' table needs a 'reward' key (it has: correct)",
+        "golden_bad.toml:9: [[][[]reward]] 'reward0': 'expect' table needs a 'reward' key (it has: correct)",
         id="expect-without-reward",
     ),
     pytest.param(
@@ -92,7 +92,7 @@ CASES = [
         GOOD_PAIR
         + '[[reward]]\nreward = "plugrewards:length_reward"\n'
         + 'fields = { final_response = "x", max_lenght = 3 }\nexpect = 0.1\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': field 'max_lenght' is not a parameter of the "
+        "golden_bad.toml:9: [[][[]reward]] 'reward0': field 'max_lenght' is not a parameter of the "
         "reward (did you mean 'max_length'?); reward 'plug_length_reward' takes final_response, max_length",
         id="misspelt-optional-field",  # the runtime would drop it silently and use the default
     ),
@@ -100,7 +100,7 @@ CASES = [
         ".toml",
         GOOD_PAIR
         + '[[reward]]\nreward = "plugrewards:length_reward"\nfields = { final_respons = "x" }\nexpect = 0.1\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': field 'final_respons' is not a parameter of the "
+        "golden_bad.toml:9: [[][[]reward]] 'reward0': field 'final_respons' is not a parameter of the "
         "reward (did you mean 'final_response'?)*",
         id="misspelt-required-field",
     ),
@@ -108,13 +108,13 @@ CASES = [
         ".toml",
         GOOD_PAIR
         + '[[reward]]\nreward = "plugrewards:length_reward"\nfields = { max_length = 3 }\nexpect = 0.1\n',
-        "golden_bad.toml:7: [[][[]reward]] 'reward0': missing field 'final_response', which the reward requires*",
+        "golden_bad.toml:9: [[][[]reward]] 'reward0': missing field 'final_response', which the reward requires*",
         id="missing-field",
     ),
     pytest.param(
         ".toml",
         GOOD_PAIR + '[[pair]]\ngiven = "1"\ngold = "1"\npolicy = "strct"\n',
-        "golden_bad.toml:7: [[][[]pair]] 'pair1': unknown policy 'strct' (did you mean 'strict'?)*",
+        "golden_bad.toml:10: [[][[]pair]] 'pair1': unknown policy 'strct' (did you mean 'strict'?)*",
         id="misspelt-policy",
     ),
     pytest.param(

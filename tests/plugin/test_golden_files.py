@@ -377,7 +377,7 @@ def test_a_policy_for_a_grader_without_policies_is_a_collection_error(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "golden_policy.toml:1: [[][[]pair]] 'pair0': grader 'plugrewards:same_text' takes no 'policy'*"
+            "golden_policy.toml:5: [[][[]pair]] 'pair0': grader 'plugrewards:same_text' takes no 'policy'*"
         ]
     )
 

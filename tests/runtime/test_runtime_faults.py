@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rewardkit import Context, ResourceManager, ResourceSpec, RewardError, calculate_rewards, reward
-from rewardkit import calculate as calculate_module
+from rewardkit import execution as execution_module
 from rewardkit.adapters import to_trl, to_verl
 from rewardkit.reward_threads import RewardThreadPool, RewardThreadsUnavailableError
 
@@ -23,8 +23,7 @@ SAFETY = 20.0  # seconds: only against a hang, never a performance bound
 def small_pool(monkeypatch: pytest.MonkeyPatch) -> RewardThreadPool:
     """A pool of 6 threads standing in for the process-wide one (runtime and adapters)."""
     pool = RewardThreadPool(max_threads=6, idle_seconds=0.5)
-    monkeypatch.setattr(calculate_module, "reward_threads", pool)
-    monkeypatch.setattr("rewardkit.adapters.base.reward_threads", pool)
+    monkeypatch.setattr(execution_module, "reward_threads", pool)
     return pool
 
 
@@ -171,13 +170,13 @@ async def test_an_async_reward_that_swallows_its_cancellation_is_timed_out() -> 
             assert result.extras["error"] == f"TimeoutError: reward {stubborn.name!r} on samples[{results.index(result)}] took longer than 0.05 s"
         with pytest.raises(TimeoutError, match=r"took longer than 0\.05 s"):
             await asyncio.wait_for(calculate_rewards(stubborn, samples, timeout=0.05), SAFETY / 2)
-    assert finished == []  # calculate_rewards returned while they still ran; now let them end
+    # One that kept running past the grace was closed (issue 27, item 9: else asyncio.run()
+    # would wait for it forever): released now, it does not run on, and nothing is left running.
     release.set()
-    for _ in range(100):
-        if len(finished) == 4:
-            break
+    for _ in range(10):
         await asyncio.sleep(0.01)
-    assert sorted(finished) == ["a", "a", "b", "b"]
+    assert finished == []
+    assert not execution_module._left_running
 
 
 async def test_adapters_count_a_swallowed_cancellation_as_a_timeout() -> None:
@@ -311,3 +310,11 @@ def test_a_call_submitted_while_another_hangs_gets_its_own_thread(release: threa
         assert quick.result(timeout=SAFETY) == round_
     assert pool.stats().threads >= 30  # one per hung call, each still holding its thread
     release.set()
+
+
+async def test_a_stop_iteration_in_a_pool_thread_reaches_an_asyncio_waiter(small_pool: RewardThreadPool) -> None:
+    """Any user of the pool (group rewards too): asyncio cannot carry StopIteration on a future."""
+    job = small_pool.submit(next, iter(()))
+    with pytest.raises(RuntimeError, match="raised StopIteration") as caught:
+        await asyncio.wait_for(asyncio.wrap_future(job), SAFETY)
+    assert isinstance(caught.value.__cause__, StopIteration)

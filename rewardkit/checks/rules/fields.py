@@ -63,7 +63,6 @@ def _closest_spelling(name: str, injected: tuple[str, ...]) -> str | None:
 FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "final_response": (
         "response",
-        "completion",
         "prediction",
         "pred",
         "output",
@@ -75,8 +74,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "trajectory": ("messages", "history", "conversation", "chat", "turns"),
     "answer": ("ground_truth", "gold", "gold_answer", "reference", "target", "expected"),
 }
-"""What other frameworks call a field (verl's ``solution_str``/``ground_truth``, TRL's
-``completion``...): the did-you-mean of a parameter spelled nothing like it."""
+"""What other frameworks call a field (verl's ``solution_str``/``ground_truth``...): the
+did-you-mean of a parameter spelled nothing like it. (``completion`` is a predefined field
+itself: the completion's messages.)"""
 
 
 MODEL_OUTPUT_NAMES: dict[str, str] = {

@@ -1,0 +1,247 @@
+"""Throughput and latency of `rewardkit serve` against the minimal FastAPI server a user would
+write around the same reward, in the same run, on the 800 shared math responses.
+
+Each client sends OpenRLHF's request for one rollout (``POST /get_reward`` with one query, its
+prompt and its gold as the label), as OpenRLHF's ``--reward.remote_url`` does, and waits for the
+answer before sending the next; 1, 16 and 64 such clients run at once. Every server is one
+uvicorn process (and `rewardkit serve --workers 2` besides), started fresh; each is warmed with
+one pass over the 800 responses first (the grader's caches, sympy's import), so the figures are
+steady state. To say where the time goes, the run also measures, in this process, the reward
+called directly and through ``to_openrlhf`` on the same samples, and a server whose reward
+does nothing (the cost of HTTP, JSON and the server itself).
+
+    python benchmarks/serve_throughput.py [--data ../shared/data/math-cot-responses.jsonl]
+
+The machine is shared: compare the ratios within one run, not absolute figures across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+PROMPT = "<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+LEVELS = (1, 16, 64)
+
+MINIMAL_SERVER = textwrap.dedent(
+    '''
+    """What a user writes around a rewardkit reward, after OpenRLHF's own serve_rm.py."""
+    import sys
+
+    import uvicorn
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+    from rewardkit.adapters import to_openrlhf
+
+    reward_func = to_openrlhf("math_reward", return_tensors=False)
+    app = FastAPI()
+
+
+    @app.post("/get_reward")
+    async def get_reward(request: Request):
+        data = await request.json()
+        return JSONResponse(reward_func(data["query"], data["prompts"], data["labels"]))
+
+
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    '''
+)
+
+NULL_REWARD = textwrap.dedent(
+    '''
+    from rewardkit import reward
+
+
+    @reward(name="null_reward")
+    def null_reward(final_response: str, answer: str) -> float:
+        return 0.0
+    '''
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def server(command: list[str], port: int, workdir: Path):
+    """A server subprocess, ready (``/docs`` answers) when the block starts, stopped after it."""
+    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{command} exited: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        try:
+            if httpx.get(url + "/docs", timeout=5).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"{command} did not start")
+        time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def payloads(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenRLHF's request for each response: one query (prompt + response), its prompt, its gold."""
+    result = []
+    for row in rows:
+        prompt = PROMPT.format(question=row["question"])
+        result.append({"query": [prompt + row["response"] + "<|im_end|>"], "prompts": [prompt], "labels": [row["gold"]]})
+    return result
+
+
+async def run_clients(url: str, requests: list[dict[str, Any]], clients: int) -> dict[str, float]:
+    """``clients`` clients share ``requests``, each sending its next one when the last is answered."""
+    queue = iter(requests)
+    latencies: list[float] = []
+    rewards = 0.0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def client(session: httpx.AsyncClient) -> None:
+        nonlocal rewards
+        for payload in queue:
+            started = time.perf_counter()
+            response = await session.post(url + "/get_reward", json=payload)
+            latencies.append(time.perf_counter() - started)
+            response.raise_for_status()
+            rewards += sum(response.json()["rewards"])
+
+    async with httpx.AsyncClient(timeout=300, limits=limits) as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(client(session) for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "samples_per_s": len(requests) / elapsed,
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+        "reward_sum": rewards,
+    }
+
+
+def in_process_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Microseconds per sample of the reward called directly and through ``to_openrlhf`` (warm)."""
+    from rewardkit.adapters import to_openrlhf
+    from rewardkit.math.reward import math_reward
+
+    adapter = to_openrlhf(math_reward, return_tensors=False)
+    requests = payloads(rows)
+
+    def grade_all() -> None:
+        for row in rows:
+            with contextlib.suppress(Exception):  # a bad gold raises MathHarnessError, as in the servers
+                math_reward(final_response=row["response"], answer=row["gold"])
+
+    grade_all()  # warm the grader's caches, as the servers are
+    started = time.perf_counter()
+    grade_all()
+    direct = (time.perf_counter() - started) / len(rows)
+    started = time.perf_counter()
+    for payload in requests:
+        adapter(payload["query"], payload["prompts"], payload["labels"])
+    adapted = (time.perf_counter() - started) / len(rows)
+    return {"reward_us": 1e6 * direct, "to_openrlhf_us": 1e6 * adapted}
+
+
+def server_commands(workdir: Path) -> dict[str, tuple[list[str], int]]:
+    (workdir / "minimal_server.py").write_text(MINIMAL_SERVER)
+    (workdir / "null_rewards.py").write_text(NULL_REWARD)
+    commands = {}
+    for name, args in {
+        "minimal FastAPI": [sys.executable, "minimal_server.py"],
+        "rewardkit serve": [sys.executable, "-m", "rewardkit", "serve", "math_reward", "--log-level", "warning"],
+        "rewardkit serve --workers 2": [
+            sys.executable, "-m", "rewardkit", "serve", "math_reward", "--workers", "2", "--log-level", "warning"
+        ],
+        "rewardkit serve, null reward": [
+            sys.executable, "-m", "rewardkit", "serve", "null_rewards:null_reward", "--log-level", "warning"
+        ],
+    }.items():
+        port = free_port()
+        commands[name] = ([*args, str(port)] if name == "minimal FastAPI" else [*args, "--port", str(port)], port)
+    return commands
+
+
+def server_side_seconds(url: str) -> float | None:
+    """The mean time the server itself spent per sample (its sample-duration histogram)."""
+    try:
+        text = httpx.get(url + "/metrics", timeout=10).text
+    except httpx.HTTPError:
+        return None
+    total = count = 0.0
+    for line in text.splitlines():
+        if line.startswith("rewardkit_serve_sample_duration_seconds_sum"):
+            total += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("rewardkit_serve_sample_duration_seconds_count"):
+            count += float(line.rsplit(" ", 1)[1])
+    return total / count if count else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default_data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "math-cot-responses.jsonl"
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("REWARDKIT_SERVE_DATA", default_data)))
+    parser.add_argument("--levels", type=int, nargs="+", default=list(LEVELS))
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    requests = payloads(rows)
+    print(f"{len(rows)} responses from {args.data}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    costs = in_process_costs(rows)
+    print(f"in this process, warm: math_reward {costs['reward_us']:.0f} us/sample, "
+          f"through to_openrlhf {costs['to_openrlhf_us']:.0f} us/sample")
+    results: dict[str, dict[int, dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="rk-serve-bench-") as directory:
+        workdir = Path(directory)
+        for name, (command, port) in server_commands(workdir).items():
+            with server(command, port, workdir) as url:
+                warm = asyncio.run(run_clients(url, requests, 16))
+                print(f"{name}: warm-up pass {warm['samples_per_s']:.0f} samples/s", flush=True)
+                results[name] = {level: asyncio.run(run_clients(url, requests, level)) for level in args.levels}
+                seconds = server_side_seconds(url)
+                if seconds is not None:
+                    print(f"{name}: the server's own time per sample (reward + adapter): {1e6 * seconds:.0f} us")
+    print()
+    print(f"{'server':<30} {'clients':>7} {'samples/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'vs minimal':>10}")
+    for name, by_level in results.items():
+        for level, figures in by_level.items():
+            ratio = figures["samples_per_s"] / results["minimal FastAPI"][level]["samples_per_s"]
+            print(
+                f"{name:<30} {level:>7} {figures['samples_per_s']:>10.0f} {figures['p50_ms']:>8.1f} "
+                f"{figures['p99_ms']:>8.1f} {ratio:>9.2f}x"
+            )
+    sums = {name: by_level[args.levels[0]]["reward_sum"] for name, by_level in results.items() if "null" not in name}
+    print(f"\nreward sums (must agree): {sums}")
+    print(f"load average after the run: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

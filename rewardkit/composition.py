@@ -1,0 +1,322 @@
+"""Weighted composition: several rewards as one, each component's value kept as an extra.
+
+Trainers combine rewards: TRL sums ``reward_funcs`` with ``reward_weights``, verifiers' ``Rubric``
+sums its functions with ``weights`` and logs each one. ``weighted_sum(rewards, weights)`` is that
+sum as one rewardkit reward, so every framework (and ``calculate_rewards``) gets the same number
+and the same per-component logs:
+
+- ``reward`` = the sum of ``weight * component reward`` over the components that apply (a
+  component returning ``NOT_APPLICABLE`` is left out, as TRL leaves out ``None``); when every
+  component with a non-zero weight is not applicable, the composition is not applicable too;
+- extras: ``<label>`` = each component's reward (``None`` when not applicable) and
+  ``<label>/<key>`` = each component's own extras; a weight of 0 makes a component a metric only
+  (computed and logged, not summed);
+- a component that fails fails the sample (``RewardComponentError`` naming the component): a sum
+  missing a term would be a wrong reward that looks right.
+
+A composition with a group reward among its components is itself a group reward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import sys
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, ClassVar
+
+from rewardkit.calculate import CONFIGURATION_ERRORS
+from rewardkit.errors import MissingFieldError, RewardError
+from rewardkit.groups import is_group_reward
+from rewardkit.registry import get_reward
+from rewardkit.results import NotApplicable, RewardResult
+from rewardkit.rewards import BaseReward, FieldBinding, Reward, as_reward
+
+
+class RewardComponentError(RewardError):
+    """A component of a weighted reward failed; the message names the component and the error."""
+
+    def __init__(self, message: str, *, component: str) -> None:
+        super().__init__(message)
+        self.component = component
+
+
+class Component:
+    """One term of a weighted sum: a label, a weight and the reward (normalized)."""
+
+    __slots__ = ("label", "reward", "weight")
+
+    def __init__(self, label: str, reward: Any, weight: float) -> None:
+        self.label = label
+        self.reward = reward
+        self.weight = weight
+
+    def __repr__(self) -> str:
+        return f"Component({self.label!r}, weight={self.weight!r})"
+
+
+def _normalize(reward: Any) -> Any:
+    if isinstance(reward, str):
+        reward = get_reward(reward)
+        if isinstance(reward, type) and issubclass(reward, BaseReward):
+            reward = reward()
+    return as_reward(reward)
+
+
+def _weight(value: Any, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"the weight of component {label!r} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def make_components(
+    rewards: Sequence[Any], weights: Sequence[float] | None, labels: Sequence[str] | None
+) -> tuple[Component, ...]:
+    """Validate the parts of a weighted sum (as TRL validates ``reward_weights``)."""
+    if isinstance(rewards, (str, Mapping)) or not rewards:
+        raise ValueError("weighted_sum needs a non-empty list of rewards")
+    normalized = [_normalize(reward) for reward in rewards]
+    weights = [1.0] * len(normalized) if weights is None else list(weights)
+    labels = [reward.name for reward in normalized] if labels is None else list(labels)
+    if len(weights) != len(normalized) or len(labels) != len(normalized):
+        raise ValueError(
+            f"weighted_sum: {len(normalized)} rewards, {len(weights)} weights and {len(labels)} labels; "
+            "give one weight (and label) per reward"
+        )
+    seen: set[str] = set()
+    for label in labels:
+        if not isinstance(label, str) or not label or label == "reward" or "/" in label:
+            raise ValueError(f"weighted_sum: component label {label!r} must be a non-empty name other than 'reward', without '/'")
+        if label in seen:
+            raise ValueError(
+                f"weighted_sum: two components are labelled {label!r}; pass labels=[...] (or name the "
+                "rewards differently) so that each component's extras stay apart"
+            )
+        seen.add(label)
+    return tuple(
+        Component(label, reward, _weight(weight, label)) for label, reward, weight in zip(labels, normalized, weights)
+    )
+
+
+def union_binding(components: Sequence[Component], name: str, location: str) -> FieldBinding:
+    """A binding that selects every field any component declares (required if any requires it)."""
+    required: list[str] = []
+    optional: list[str] = []
+    accepts_all = False
+    for component in components:
+        binding = component.reward.binding
+        if binding is None:
+            continue
+        accepts_all = accepts_all or binding.accepts_all
+        required.extend(parameter for parameter in binding.required if parameter not in required)
+    for component in components:
+        binding = component.reward.binding
+        if binding is not None:
+            optional.extend(p for p in binding.optional if p not in required and p not in optional)
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter(p, keyword) for p in required]
+    parameters += [inspect.Parameter(p, keyword, default=None) for p in optional]
+    if accepts_all:
+        parameters.append(inspect.Parameter("fields", inspect.Parameter.VAR_KEYWORD))
+
+    def fields(**selected: Any) -> None:
+        """The fields of a weighted sum (never called)."""
+
+    fields.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    binding = FieldBinding(fields, name)
+    binding.location = location
+    return binding
+
+
+def combine(components: Sequence[Component], parts: Sequence[RewardResult]) -> RewardResult:
+    """The weighted sum of one sample's component results, each component logged as extras."""
+    extras: dict[str, Any] = {}
+    terms: list[float] = []
+    weighted = False
+    for component, part in zip(components, parts):
+        extras[component.label] = part.reward
+        for key, value in part.items():
+            if key != "reward":
+                extras[f"{component.label}/{key}"] = value
+        if component.weight != 0.0:
+            weighted = True
+            if part.applicable:
+                terms.append(component.weight * part.reward)  # type: ignore[operator]
+    if weighted and not terms:
+        return NotApplicable("no weighted component applies to this sample", extras)
+    return RewardResult(math.fsum(terms), extras)
+
+
+def _component_failure(component: Component, owner: str, exc: Exception) -> Exception:
+    if isinstance(exc, (*CONFIGURATION_ERRORS, MissingFieldError)):
+        exc.add_note(f"in component {component.label!r} of weighted reward {owner!r}")
+        return exc
+    error = RewardComponentError(
+        f"component {component.label!r} of weighted reward {owner!r} failed: {type(exc).__name__}: {exc}",
+        component=component.label,
+    )
+    error.__cause__ = exc
+    return error
+
+
+def _caller_location() -> str:
+    frame = sys._getframe(2)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class WeightedReward(Reward):
+    """A weighted sum of per-sample rewards, itself a per-sample reward (see the module docstring).
+
+    Async when any component is. Pickled by value: its components travel as references.
+    """
+
+    travels_by_value: ClassVar[bool] = True
+
+    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:
+        self.components = tuple(components)
+        self.name = name
+        self.none_as_zero = False
+        self.is_async = any(component.reward.is_async for component in self.components)
+        self.binding = union_binding(self.components, name, location)
+        self.parameters = self.binding.parameters
+        self.invoke = self._invoke_async if self.is_async else self._invoke_sync  # type: ignore[method-assign]
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = __name__
+
+    def _invoke_sync(self, fields: Mapping[str, Any]) -> RewardResult:
+        parts = []
+        for component in self.components:
+            try:
+                parts.append(component.reward.invoke(fields))
+            except Exception as exc:
+                raise _component_failure(component, self.name, exc) from None
+        return combine(self.components, parts)
+
+    async def _call_component(self, component: Component, fields: Mapping[str, Any]) -> RewardResult:
+        try:
+            result = component.reward.invoke(fields)
+            return await result if component.reward.is_async else result  # type: ignore[no-any-return]
+        except Exception as exc:
+            raise _component_failure(component, self.name, exc) from None
+
+    def _invoke_async(self, fields: Mapping[str, Any]) -> Coroutine[Any, Any, RewardResult]:
+        async def run() -> RewardResult:
+            parts = await asyncio.gather(*(self._call_component(c, fields) for c in self.components))
+            return combine(self.components, parts)
+
+        return run()
+
+    @property
+    def extra_keys(self) -> dict[str, Any]:
+        """The extras of every result, for ``rewardkit.schema``: each label (its component's
+        reward, a number or ``None``) and ``<label>/<key>`` for each component's own extras."""
+        from rewardkit.schema import result_schema
+
+        types = {"number": float, "text": str}
+        keys: dict[str, Any] = {}
+        for component in self.components:
+            keys[component.label] = float
+            schema = result_schema(component.reward)
+            for key in schema.keys:
+                keys[f"{component.label}/{key}"] = types.get(schema.kinds[key], object)
+        return keys
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The components' labels, in order."""
+        return tuple(component.label for component in self.components)
+
+    @property
+    def weights(self) -> tuple[float, ...]:
+        """The components' weights, in order."""
+        return tuple(component.weight for component in self.components)
+
+    def __repr__(self) -> str:
+        terms = " + ".join(f"{c.weight:g}*{c.label}" for c in self.components)
+        return f"<weighted reward {self.name!r} = {terms}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        rewards = [component.reward for component in self.components]
+        return (_rebuild, (rewards, list(self.weights), list(self.labels), self.name, self.binding.location))
+
+
+class WeightedGroupReward(WeightedReward):
+    """A weighted sum with a group reward among its components: a group reward itself."""
+
+    is_group: ClassVar[bool] = True
+
+    def __init__(self, components: Sequence[Component], *, name: str, location: str) -> None:
+        super().__init__(components, name=name, location=location)
+        grouped = [c.reward for c in self.components if is_group_reward(c.reward)]
+        self.over = "group" if any(reward.over == "group" for reward in grouped) else "batch"
+        self.invoke = self._refuse_one  # type: ignore[method-assign]
+
+    def _refuse_one(self, fields: Mapping[str, Any]) -> Any:
+        grouped = next(c for c in self.components if is_group_reward(c.reward))
+        return grouped.reward.invoke(fields)  # the group reward's own "needs a group" error
+
+    def _component_results(self, component: Component, samples: Sequence[Mapping[str, Any]]) -> Any:
+        if is_group_reward(component.reward):
+            return component.reward.invoke_group(samples)
+        return [component.reward.invoke(sample) for sample in samples]
+
+    def invoke_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
+        """Score one group: each component over it, then the weighted sum per sample."""
+        if self.is_async:
+            return self._invoke_group_async(samples)
+        columns = []
+        for component in self.components:
+            try:
+                columns.append(self._component_results(component, samples))
+            except Exception as exc:
+                raise _component_failure(component, self.name, exc) from None
+        return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
+
+    async def _group_component(self, component: Component, samples: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
+        try:
+            if is_group_reward(component.reward):
+                pending = component.reward.invoke_group(samples)
+                return await pending if component.reward.is_async else pending  # type: ignore[no-any-return]
+            results = [component.reward.invoke(sample) for sample in samples]
+            if component.reward.is_async:
+                return list(await asyncio.gather(*results))
+            return results
+        except Exception as exc:
+            raise _component_failure(component, self.name, exc) from None
+
+    async def _invoke_group_async(self, samples: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
+        columns = await asyncio.gather(*(self._group_component(c, samples) for c in self.components))
+        return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
+
+
+def _build(components: tuple[Component, ...], name: str, location: str) -> WeightedReward:
+    cls = WeightedGroupReward if any(is_group_reward(c.reward) for c in components) else WeightedReward
+    return cls(components, name=name, location=location)
+
+
+def _rebuild(rewards: list[Any], weights: list[float], labels: list[str], name: str, location: str) -> WeightedReward:
+    """Unpickle a weighted reward from its parts."""
+    return _build(make_components(rewards, weights, labels), name, location)
+
+
+def weighted_sum(
+    rewards: Sequence[Any],
+    weights: Sequence[float] | None = None,
+    *,
+    name: str,
+    labels: Sequence[str] | None = None,
+) -> WeightedReward:
+    """One reward that is the weighted sum of ``rewards`` (TRL's ``reward_funcs`` and
+    ``reward_weights``, verifiers' ``Rubric(funcs, weights)``), each component logged.
+
+    ``rewards``: reward objects, ``BaseReward`` instances, functions, group rewards or registry
+    names; ``weights``: one finite number each (default 1.0; 0 = a metric only); ``labels``: the
+    extras' names of the components (default: the rewards' names; they must differ).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"weighted_sum needs a name (a non-empty string), got {name!r}")
+    return _build(make_components(rewards, weights, labels), name, _caller_location())
+
+
+__all__ = ["RewardComponentError", "WeightedGroupReward", "WeightedReward", "weighted_sum"]

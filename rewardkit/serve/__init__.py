@@ -1,0 +1,52 @@
+"""Rewards over HTTP: `rewardkit serve` (one machine or Ray Serve) and the ``RemoteReward`` client.
+
+The server needs the ``serve`` extra (FastAPI, uvicorn, Prometheus client, Ray Serve); the
+client needs only ``httpx`` (the ``client`` extra). Names are imported on first use.
+See docs/serve.md.
+"""
+
+from __future__ import annotations
+
+from rewardkit._lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rewardkit.serve.app import create_app
+    from rewardkit.serve.client import RemoteReward, RemoteRewardError
+    from rewardkit.serve.config import RayOptions, RewardSpec, ServeConfig, ServeConfigError
+    from rewardkit.serve.outcomes import (
+        FailureKind,
+        RemoteSampleError,
+        SampleFailure,
+        SampleOutcome,
+    )
+
+_EXPORTS = {
+    "create_app": "rewardkit.serve.app",
+    "RemoteReward": "rewardkit.serve.client",
+    "RemoteRewardError": "rewardkit.serve.client",
+    "RayOptions": "rewardkit.serve.config",
+    "RewardSpec": "rewardkit.serve.config",
+    "ServeConfig": "rewardkit.serve.config",
+    "ServeConfigError": "rewardkit.serve.config",
+    "FailureKind": "rewardkit.serve.outcomes",
+    "RemoteSampleError": "rewardkit.serve.outcomes",
+    "SampleFailure": "rewardkit.serve.outcomes",
+    "SampleOutcome": "rewardkit.serve.outcomes",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+__all__ = [
+    "FailureKind",
+    "RayOptions",
+    "RemoteReward",
+    "RemoteRewardError",
+    "RemoteSampleError",
+    "RewardSpec",
+    "SampleFailure",
+    "SampleOutcome",
+    "ServeConfig",
+    "ServeConfigError",
+    "create_app",
+]
