@@ -269,6 +269,15 @@ def test_an_empty_response_is_told_apart_from_a_missing_one(context_report: Path
     page.close()
 
 
+def test_a_bad_golds_error_is_shown_as_written(context_report: Path, browser) -> None:
+    """Issue 26 item 9: `gold '\\\\frac{1}{'` (a Python repr) in the HTML; now the gold's text."""
+    page, _requested = open_report(browser, context_report / "report.html")
+    error = row(page, "bad-gold").locator(".error").inner_text()
+    assert error.startswith("gold '\\frac{1}{' ")
+    assert "\\\\" not in error
+    page.close()
+
+
 def test_answers_and_expected_values_are_typeset_by_the_bundled_katex(
     context_report: Path, browser
 ) -> None:
