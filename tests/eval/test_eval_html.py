@@ -50,6 +50,8 @@ def open_report(browser, path: Path):
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready]")
     assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+    page.wait_for_selector("body[data-math]")  # KaTeX comes after the first rows
+    assert page.get_attribute("body", "data-math") == "1", page.inner_text("#status")
     return page, requested
 
 
