@@ -385,7 +385,8 @@ class AnalysisService:
         document.names = names
         if not self.workspace.sharing(path, previous):
             return []  # no other file defines any of its names, before or after
-        return self._related(document.uri, names | previous)
+        changed = (names | previous) & self.workspace.take_changed()
+        return self._related(document.uri, changed) if changed else []
 
     def _related(self, changed_uri: str | None, names: frozenset[str]) -> Related:
         """Re-derive RK401 of the open documents (other than ``changed_uri``) defining ``names``."""

@@ -10,7 +10,9 @@ relative to the folder, as the CLI prints them when run there, so messages are t
 
 from __future__ import annotations
 
+import bisect
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +23,12 @@ from rewardkit.checks import (
     Diagnostic,
     ModuleAnalysis,
     ModuleAnalyzer,
-    duplicate_reward_diagnostics,
+    RewardDefinition,
 )
 from rewardkit.checks.command import decode_source
 from rewardkit.checks.command import is_excluded as is_excluded_by_config
 from rewardkit.checks.engine import may_define_rewards
+from rewardkit.checks.rules.registration import SHOWN_OTHERS, DuplicateRewardName
 from rewardkit.checks.targets import SKIPPED_DIRECTORIES
 from rewardkit.checks.targets import walk as walk_python_files
 from rewardkit_lsp.project_config import ProjectConfigs, Signature, signature
@@ -35,8 +38,10 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def normal_path(path: str) -> str:
-    """A path's canonical spelling, the key of every map here."""
-    return os.path.normcase(os.path.abspath(path))
+    """A path's canonical spelling, the key of every map here (interned: a document opened and
+    closed again leaves the scan's string in the indexes, not one allocated among its own
+    objects, which would keep the allocator from returning their memory)."""
+    return sys.intern(os.path.normcase(os.path.abspath(path)))
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,21 @@ class FileRewards:
     analysis: ModuleAnalysis
     names: frozenset[str]
     """Casefolded registered names (the registry ignores case)."""
+
+    def definitions(self, name: str) -> list[RewardDefinition]:
+        """Its definitions of the casefolded ``name``, in file order."""
+        return [r for r in self.analysis.rewards if r.name and r.name.casefold() == name]
+
+
+def _same_shape(before: FileRewards | None, after: FileRewards | None) -> bool:
+    """Whether two versions of a file sit at the same places in the per-name indexes."""
+    if before is None or after is None:
+        return before is after
+    return (
+        before.display == after.display
+        and before.names == after.names
+        and all(len(before.definitions(n)) == len(after.definitions(n)) for n in before.names)
+    )
 
 
 def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
@@ -59,13 +79,25 @@ def file_rewards(display: str, analysis: ModuleAnalysis) -> FileRewards:
 
 
 class WorkspaceRewards:
-    """The workspace's rewards by file: live documents over files on disk."""
+    """The workspace's rewards by file: live documents over files on disk.
+
+    For each name: the files defining it in the CLI's order (by display path) and how many
+    definitions it has, so that one file's RK401 costs a few entries whatever the number of
+    files sharing the name (3,000 modules defining ``qa`` cost 3,000 small findings, not
+    3,000 x 3,000 places)."""
 
     def __init__(self) -> None:
         self.roots: tuple[str, ...] = ()
         self._disk: dict[str, FileRewards] = {}
         self._live: dict[str, FileRewards] = {}
         self._paths_by_name: dict[str, set[str]] = {}
+        self._ordered_by_name: dict[str, list[tuple[str, str]]] = {}
+        """Casefolded name -> (display, path) of the files defining it, sorted."""
+        self._count_by_name: dict[str, int] = {}
+        """Casefolded name -> its definitions across the workspace's files."""
+        self._changed: set[str] = set()
+        """Names whose RK401 in other files changed (a count, or a file they name) since
+        :meth:`take_changed`."""
 
     def set_roots(self, roots: Sequence[str]) -> None:
         """The workspace folders (innermost first when nested)."""
@@ -96,16 +128,55 @@ class WorkspaceRewards:
         else:
             table[path] = new
         after = self.entry(path)
-        old_names = before.names if before is not None else frozenset()
-        new_names = after.names if after is not None else frozenset()
-        for name in old_names - new_names:
-            paths = self._paths_by_name.get(name)
-            if paths is not None:
+        if before is after:
+            return
+        names = (before.names if before is not None else frozenset()) | (
+            after.names if after is not None else frozenset()
+        )
+        summaries = {name: self._summary(name) for name in names}
+        if not _same_shape(before, after):  # (a document opened as it is on disk: no change)
+            if before is not None:
+                self._index(path, before, -1)
+            if after is not None:
+                self._index(path, after, +1)
+        self._changed.update(name for name in names if self._summary(name) != summaries[name])
+
+    def _summary(self, name: str) -> tuple[object, ...]:
+        """What other files' RK401 of ``name`` says: the count and the files it can name."""
+        head = []
+        for display, path in self._ordered_by_name.get(name, ())[: SHOWN_OTHERS + 1]:
+            entry = self.entry(path)
+            if entry is not None:
+                definitions = entry.definitions(name)
+                head.append((display, tuple((d.span.line, d.name) for d in definitions)))
+        return self._count_by_name.get(name, 0), tuple(head)
+
+    def take_changed(self) -> frozenset[str]:
+        """The names whose RK401 in other files changed since the last call (an edit that
+        moves nothing others name, or reopens a file as it is on disk, changes none)."""
+        changed, self._changed = frozenset(self._changed), set()
+        return changed
+
+    def _index(self, path: str, entry: FileRewards, sign: int) -> None:
+        """Add (``sign`` 1) or remove (-1) a file's names in the per-name indexes."""
+        for name in entry.names:
+            paths = self._paths_by_name.setdefault(name, set())
+            ordered = self._ordered_by_name.setdefault(name, [])
+            key = (entry.display, path)
+            count = self._count_by_name.get(name, 0) + sign * len(entry.definitions(name))
+            if sign > 0:
+                paths.add(path)
+                bisect.insort(ordered, key)
+            else:
                 paths.discard(path)
-                if not paths:
-                    del self._paths_by_name[name]
-        for name in new_names - old_names:
-            self._paths_by_name.setdefault(name, set()).add(path)
+                position = bisect.bisect_left(ordered, key)
+                if position < len(ordered) and ordered[position] == key:
+                    del ordered[position]
+            if paths:
+                self._count_by_name[name] = count
+            else:
+                del self._paths_by_name[name], self._ordered_by_name[name]
+                self._count_by_name.pop(name, None)
 
     def set_live(self, path: str, analysis: ModuleAnalysis | None) -> None:
         """An open document's latest analysis (``None``: closed, the file on disk counts again)."""
@@ -126,6 +197,9 @@ class WorkspaceRewards:
     def is_live(self, path: str) -> bool:
         return path in self._live
 
+    def has_disk(self, path: str) -> bool:
+        return path in self._disk
+
     def disk_paths(self) -> set[str]:
         return set(self._disk)
 
@@ -143,15 +217,30 @@ class WorkspaceRewards:
         return found
 
     def cross_file(self, path: str) -> list[Diagnostic]:
-        """RK401 of ``path`` against the other files, exactly as ``rewardkit check`` gives it."""
+        """RK401 of ``path`` against the other files, exactly as ``rewardkit check`` gives it:
+        each definition names the first other definitions in the CLI's order (files by display
+        path, then by line) and counts the rest."""
         entry = self.entry(path)
-        others = self.sharing(path)
-        if entry is None or not others:
+        if entry is None:
             return []
-        files = [entry] + [e for other in others if (e := self.entry(other)) is not None]
-        files.sort(key=lambda e: e.display)  # the CLI checks (and lists) files in this order
-        found = duplicate_reward_diagnostics([(e.display, e.analysis) for e in files])
-        return found.get(entry.display, [])
+        found: list[Diagnostic] = []
+        for name in entry.names:
+            ordered = self._ordered_by_name.get(name, ())
+            if len(ordered) < 2:
+                continue
+            own = entry.definitions(name)
+            head: list[tuple[str, RewardDefinition]] = []
+            for _, other_path in ordered:
+                other = self.entry(other_path)
+                if other is not None:
+                    head += [(other.display, d) for d in other.definitions(name)]
+                if len(head) >= SHOWN_OTHERS + len(own):
+                    break
+            count = self._count_by_name[name] - 1
+            for definition in own:
+                others = [(shown, d) for shown, d in head if d is not definition][:SHOWN_OTHERS]
+                found.append(DuplicateRewardName.finding((entry.display, definition), others, count))
+        return found
 
 
 def _config(configs: ProjectConfigs, path: Path) -> CheckConfig:
@@ -235,7 +324,10 @@ class WorkspaceScan:
             self._seen.pop(path, None)
             self.rewards.set_disk(path, None)
         elif self.rewards.is_live(path):
-            self._seen.pop(path, None)  # open: its live text counts; read from disk once closed
+            if self._seen.get(path) != now:  # open: its live text counts; read once closed
+                self._seen.pop(path, None)
+        elif self._seen.get(path) == now and self.rewards.has_disk(path):
+            pass  # unchanged on disk (a document closed as it was read): nothing to read again
         else:
             self._seen[path] = now
             analysis = read_rewards(path, self.rewards.display(path), self.configs)

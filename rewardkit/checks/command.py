@@ -57,13 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rewardkit check",
         description="Check reward modules statically: misspelled fields, bad return shapes, "
-        "missing awaits, duplicate names (see docs/checks.md for the rules).",
+        "missing awaits, duplicate names (`rewardkit check --explain RK101` describes a rule).",
     )
+    parser.add_argument("--explain", metavar="CODE", help="describe a rule, with examples, and exit")
     parser.add_argument(
         "paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin"
     )
     parser.add_argument(
-        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+        "--format", choices=FORMATS, default="text",
+        help="output format (default: text); columns are 1-based, in JSON too (`col`), where "
+        "`column` is also given 0-based (code points) for LSP-style tools",
     )
     parser.add_argument("--select", help="comma-separated code prefixes to report (e.g. RK1,RK201)")
     parser.add_argument("--ignore", help="comma-separated code prefixes not to report")
@@ -371,6 +374,10 @@ def run_command(argv: Sequence[str]) -> int:
         arguments = parser.parse_intermixed_args(argv)
     except SystemExit as exit_request:  # argparse exits 2 on usage errors, 0 on --help
         return int(exit_request.code or 0)
+    if arguments.explain is not None:
+        from rewardkit.checks.reference import explain_command
+
+        return explain_command(arguments.explain)
     command = CommandLine(
         arguments.paths,
         arguments.format,

@@ -46,6 +46,7 @@ KNOWN_KEYS = frozenset(
         "ignore",
         "exclude",
         "max_file_size",
+        "framework_rewards",
     }
 )
 
@@ -122,6 +123,10 @@ class CheckConfig:
     """``rewardkit check`` does not analyse modules longer than this many characters."""
     task_schema_path: str | None = None
     """The dataset file ``task_schema`` names, resolved (watch it: its rows declare task fields)."""
+    framework_rewards: tuple[tuple[str, str], ...] = ()
+    """(framework, entry) of ``[tool.rewardkit.framework_rewards]``: functions written for TRL or
+    verl, checked against what the framework passes and accepts. An entry is a function name,
+    or ``glob:name`` for the function of the modules whose path (relative to ``root``) matches."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "task_fields", _frozen(self.task_fields))
@@ -141,6 +146,25 @@ class CheckConfig:
     def field_names(self) -> tuple[str, ...]:
         """The names of :meth:`known_fields`, in the same order (computed once per config)."""
         return tuple(self.known_fields())
+
+    def framework_functions(self, path: str | None) -> tuple[tuple[str, str], ...]:
+        """(function name, framework) of the framework functions configured for the module at
+        ``path`` (bare names apply to every module; ``glob:name`` to the matching ones)."""
+        found = []
+        for framework, entry in self.framework_rewards:
+            pattern, _, name = entry.rpartition(":")
+            if not pattern or (path is not None and self._matches(path, pattern)):
+                found.append((name, framework))
+        return tuple(found)
+
+    def _matches(self, path: str, pattern: str) -> bool:
+        import fnmatch  # only for configured `glob:name` entries
+
+        candidates = [Path(path).as_posix()]
+        root = self.root
+        if root is not None and Path(path).resolve().is_relative_to(root.resolve()):
+            candidates.append(Path(path).resolve().relative_to(root.resolve()).as_posix())
+        return any(fnmatch.fnmatch(candidate, pattern) for candidate in candidates)
 
     def known_fields(self) -> dict[str, str]:
         """Every name the runtime can fill: predefined, injected and task fields -> a one-line description."""
@@ -170,6 +194,7 @@ class CheckConfig:
             self.select,
             self.ignore,
             self.preset,
+            self.framework_rewards,
         )
 
     def with_task_fields(self, extra: Iterable[TaskField]) -> CheckConfig:
@@ -243,6 +268,8 @@ def _read_toml(config_file: Path) -> dict[str, Any]:
         raise ConfigError(f"{config_file}: cannot read the configuration: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file}: invalid TOML: {exc}") from exc
+    except (RecursionError, MemoryError):  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"{config_file}: TOML nested too deeply to read") from None
 
 
 def _string_list(table: Mapping[str, Any], key: str, config_file: Path) -> tuple[str, ...]:
@@ -317,6 +344,7 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
             f"{config_file}: [tool.rewardkit] max_file_size must be a positive integer (characters)"
         )
     return CheckConfig(
+        framework_rewards=_framework_rewards(table, config_file),
         task_fields=task_fields,
         injected_fields=injected,
         reward_decorators=_string_list(table, "reward_decorators", config_file),
@@ -328,6 +356,35 @@ def _config_from_table(table: Mapping[str, Any], config_file: Path) -> CheckConf
         max_file_size=max_file_size,
         task_schema_path=str(schema_path) if schema_path is not None else None,
     )
+
+
+FRAMEWORK_KEYS = ("trl", "verl")
+"""The frameworks ``[tool.rewardkit.framework_rewards]`` knows."""
+
+
+def _framework_rewards(table: Mapping[str, Any], config_file: Path) -> tuple[tuple[str, str], ...]:
+    """``framework_rewards = {trl = [...], verl = [...]}``, validated."""
+    value = table.get("framework_rewards", {})
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{config_file}: [tool.rewardkit] framework_rewards must be a table "
+            '(e.g. framework_rewards = {trl = ["accuracy_reward"], verl = ["compute_score"]})'
+        )
+    found = []
+    for framework in value:
+        if framework not in FRAMEWORK_KEYS:
+            raise ConfigError(
+                f"{config_file}: [tool.rewardkit.framework_rewards] has an unknown framework "
+                f"{framework!r} (known: {', '.join(FRAMEWORK_KEYS)})"
+            )
+        for entry in _string_list(value, framework, config_file):
+            if not entry.rpartition(":")[2].isidentifier():
+                raise ConfigError(
+                    f"{config_file}: [tool.rewardkit.framework_rewards] {framework}: {entry!r} "
+                    "is not a function name (or `glob:name`)"
+                )
+            found.append((framework, entry))
+    return tuple(found)
 
 
 def read_task_schema(schema_path: Path) -> dict[str, TaskField]:

@@ -21,6 +21,14 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
+from rewardkit.checks.frameworks import (
+    AdapterCall,
+    AdapterUse,
+    HelperInfo,
+    resolve_adapter_uses,
+    resolve_signal_helpers,
+    uses_of,
+)
 from rewardkit.checks.model import ParameterKind, RewardDefinition, RewardParameter, Span
 from rewardkit.checks.positions import NodePositions
 from rewardkit.return_keys import dotted_name, string_value
@@ -129,6 +137,12 @@ class ImportContext:
     extra_decorators: tuple[str, ...] = ()
     coroutine_functions: frozenset[str] = frozenset()
     """Names in scope bound only to a coroutine function (``async def`` the module defines)."""
+    adapter_uses: tuple[tuple[str, AdapterUse], ...] = ()
+    """(function name, use) of the module's functions passed to ``to_trl``/``to_verl``/``to_openrlhf``."""
+    framework_functions: tuple[tuple[str, str], ...] = ()
+    """(function name, framework) of the framework functions the configuration names here."""
+    signal_helpers: tuple[tuple[str, str], ...] = ()
+    """(function name, grader) of the module's functions that reach a signal-based timeout."""
 
     @cached_property
     def _map(self) -> dict[str, str]:
@@ -137,7 +151,15 @@ class ImportContext:
     @cached_property
     def _hash(self) -> int:
         return hash(
-            (self.bindings, self.star_modules, self.extra_decorators, self.coroutine_functions)
+            (
+                self.bindings,
+                self.star_modules,
+                self.extra_decorators,
+                self.coroutine_functions,
+                self.adapter_uses,
+                self.framework_functions,
+                self.signal_helpers,
+            )
         )
 
     def __hash__(self) -> int:  # computed once: contexts key the engine's cache of analyses
@@ -388,16 +410,28 @@ def build_context(
     bindings: Sequence[tuple[str, str]],
     extra_decorators: Sequence[str],
     definitions: Iterable[Definition] = (),
+    adapter_calls: Iterable[AdapterCall] = (),
+    framework_functions: tuple[tuple[str, str], ...] = (),
+    helpers: Iterable[HelperInfo] = (),
 ) -> ImportContext:
     """An :class:`ImportContext` from a module's import bindings, its top-level definitions
-    (for the coroutine functions it defines) and the configured decorators."""
+    (for the coroutine functions it defines), the configured decorators, the calls that may
+    pass its functions to an adapter and the framework functions configured for it."""
     plain = tuple((local, qualified) for local, qualified in bindings if local != "*")
     stars = tuple(qualified for local, qualified in bindings if local == "*")
-    context = ImportContext(plain, stars, tuple(extra_decorators))
+    context = ImportContext(
+        plain, stars, tuple(extra_decorators), framework_functions=framework_functions
+    )
     coroutines, _ = coroutine_names(definitions, context)
     imported = {local for local, _ in plain}
     if coroutines - imported:
         context = replace(context, coroutine_functions=frozenset(coroutines - imported))
+    uses = resolve_adapter_uses(adapter_calls, context.qualify)
+    if uses:
+        context = replace(context, adapter_uses=uses)
+    signal_helpers = resolve_signal_helpers(helpers, context.qualify)
+    if signal_helpers:
+        context = replace(context, signal_helpers=signal_helpers)
     return context
 
 
@@ -466,6 +500,15 @@ class RewardFacts:
     """Whose wrapper calls the reward (AgentFly's refuses ``int`` and ``bool`` returns)."""
     self_coroutines: frozenset[str] = frozenset()
     """Coroutine methods of the ``BaseReward`` subclass whose ``call`` this is (``self.x(...)``)."""
+    adapters: tuple[AdapterUse, ...] = ()
+    """The module's calls passing this function to a rewardkit adapter."""
+    framework: str | None = None
+    """``trl`` or ``verl`` for a framework function (not a reward: checked by RK502/RK503)."""
+    by_adapter: bool = False
+    """A plain function that is a reward because the module passes it to an adapter."""
+    in_process: bool = False
+    """``@reward(execution="process")`` (a ``BaseReward``'s ``execution = "process"``): each
+    worker process runs it on its main thread."""
     returns: list[ReturnFact] = field(default_factory=list)
     calls: list[CallFact] = field(default_factory=list)
     awaited: set[int] = field(default_factory=set)
@@ -920,17 +963,11 @@ def find_rewards(
             continue  # a simple statement: no definition inside
         inner_scope = scope
         if statement_type is ast.FunctionDef or statement_type is ast.AsyncFunctionDef:
-            for decorator in statement.decorator_list:  # type: ignore[attr-defined]
-                target, call = _decorator_target(decorator)
-                if target is None:
-                    continue
-                runtime = scope.get().decorator_runtime(target)
-                if runtime is not None:
-                    found = _function_facts(statement, call, positions, scope.get(), runtime)  # type: ignore[arg-type]
-                    if in_function:
-                        found.definition = replace(found.definition, module_level=False)
-                    findings.rewards.append(found)
-                    break
+            found = _decorated_reward(statement, positions, scope, in_function)  # type: ignore[arg-type]
+            if found is None and scope is module_scope:
+                found = _framework_facts(statement, positions, context)  # type: ignore[arg-type]
+            if found is not None:
+                findings.rewards.append(found)
             inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
         elif statement_type is ast.ClassDef:
             runtime = next(
@@ -961,6 +998,43 @@ def find_rewards(
     return findings
 
 
+def _decorated_reward(
+    function: FunctionNode, positions: NodePositions, scope: _Scope, in_function: bool
+) -> RewardFacts | None:
+    """The facts of a function a reward decorator makes a reward, else ``None``."""
+    for decorator in function.decorator_list:
+        target, call = _decorator_target(decorator)
+        if target is None:
+            continue
+        runtime = scope.get().decorator_runtime(target)
+        if runtime is not None:
+            found = _function_facts(function, call, positions, scope.get(), runtime)
+            if in_function:
+                found.definition = replace(found.definition, module_level=False)
+            return found
+    return None
+
+
+def _framework_facts(
+    function: FunctionNode, positions: NodePositions, context: ImportContext
+) -> RewardFacts | None:
+    """A module-level function that is no reward by its decorators but is one by its use:
+    passed to an adapter (a reward, unregistered) or named a framework function in the
+    configuration (checked against the framework, not as a reward)."""
+    adapters = tuple(uses_of(function.name, context.adapter_uses))
+    if adapters:
+        facts = _reward_facts(function, positions, context, name=function.name, runtime="rewardkit")
+        facts.definition = replace(facts.definition, registered=False)
+        facts.adapters, facts.by_adapter = adapters, True
+        return facts
+    framework = next((f for n, f in context.framework_functions if n == function.name), None)
+    if framework is None:
+        return None
+    facts = _reward_facts(function, positions, context, name=function.name, runtime="rewardkit")
+    facts.framework = framework
+    return facts
+
+
 def _function_facts(
     function: FunctionNode,
     call: ast.Call | None,
@@ -977,7 +1051,8 @@ def _function_facts(
     _, none_as_zero = _keyword_literal(call, "none_as_zero")
     _, auto_register = _keyword_literal(call, "auto_register")
     has_env, env_cls = _keyword_literal(call, "env_cls")
-    return _reward_facts(
+    _, execution = _keyword_literal(call, "execution")
+    facts = _reward_facts(
         function,
         positions,
         context,
@@ -987,6 +1062,9 @@ def _function_facts(
         auto_register=auto_register is not False,
         own_fields=(("env", ENV_FIELD),) if has_env and env_cls is not None else (),
     )
+    facts.in_process = execution == "process"
+    facts.adapters = tuple(uses_of(function.name, context.adapter_uses))
+    return facts
 
 
 def _class_facts(
@@ -999,7 +1077,7 @@ def _class_facts(
     name: str | None = node.name
     has_name = False
     call_method: FunctionNode | None = None
-    none_as_zero = False
+    none_as_zero = in_process = False
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if statement.name == "call":
@@ -1017,6 +1095,8 @@ def _class_facts(
                 name = string_value(value)
             elif isinstance(target, ast.Name) and target.id == "none_as_zero":
                 none_as_zero = isinstance(value, ast.Constant) and value.value is True
+            elif isinstance(target, ast.Name) and target.id == "execution":
+                in_process = isinstance(value, ast.Constant) and value.value == "process"
     auto_register = True
     for keyword in node.keywords:
         if keyword.arg == "auto_register":
@@ -1030,16 +1110,16 @@ def _class_facts(
     )
     if call_method is not None:
         class_scope = local_scope(node, context)
-        findings.rewards.append(
-            _reward_facts(
-                call_method,
-                positions,
-                context,
-                name=name,
-                runtime=runtime,
-                class_node=node,
-                none_as_zero=none_as_zero,
-                auto_register=auto_register,
-                self_coroutines=class_scope.coroutines,
-            )
+        facts = _reward_facts(
+            call_method,
+            positions,
+            context,
+            name=name,
+            runtime=runtime,
+            class_node=node,
+            none_as_zero=none_as_zero,
+            auto_register=auto_register,
+            self_coroutines=class_scope.coroutines,
         )
+        facts.in_process = in_process
+        findings.rewards.append(facts)

@@ -27,10 +27,12 @@ from rewardkit.checks.discovery import (
     scope_definitions,
 )
 from rewardkit.checks.fixes import suppressed_codes
+from rewardkit.checks.frameworks import MENTIONS_SIGNALS, AdapterCall, HelperInfo
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
-from rewardkit.checks.splitter import IncrementalSplitter
+from rewardkit.checks.splitter import Chunk, IncrementalSplitter
+from rewardkit.checks.uses import helper_infos, scan_adapter_calls
 
 _RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 
@@ -46,6 +48,8 @@ class _ParsedChunk:
     error: Diagnostic | None = None
     """RK900 at chunk-relative coordinates (line 1 = the chunk's first line)."""
     positions: NodePositions | None = None
+    adapter_calls: tuple[AdapterCall, ...] = ()
+    """Calls that may pass a function to an adapter (``to_trl(f)``), resolved with the module's imports."""
 
 
 @dataclass
@@ -72,12 +76,15 @@ def may_define_rewards(source: str, config: CheckConfig) -> bool:
 
     A superset of what discovery recognises: an import from ``rewardkit``/``agentfly``, a
     relative import of a module naming rewards (AgentFly's own ``from .reward_base import
-    reward``: ``reward``/``BaseReward`` then appear in the text), or a configured decorator."""
+    reward``: ``reward``/``BaseReward`` then appear in the text), a configured decorator, or a
+    configured framework function's name."""
     if MAY_DEFINE_REWARDS.search(source):
         return True
     if "eward" in source and _RELATIVE_IMPORT.search(source):
         return True
-    return any(decorator.rsplit(".", 1)[-1] in source for decorator in config.reward_decorators)
+    if any(decorator.rsplit(".", 1)[-1] in source for decorator in config.reward_decorators):
+        return True
+    return any(entry.rpartition(":")[2] in source for _, entry in config.framework_rewards)
 
 
 def may_hold_rewards(text: str) -> bool:
@@ -134,16 +141,28 @@ def parse(text: str) -> ast.Module | Diagnostic:
         return _syntax_error(str(error), 1, 0)
 
 
-def _parse_chunk(text: str) -> _ParsedChunk:
+def _parse_chunk(text: str, *, keep: bool = False) -> _ParsedChunk:
+    """A chunk parsed; its statements are kept when they may hold a reward (or ``keep``: a plain
+    function the module passes to an adapter, or a configured framework function)."""
     tree = parse(text)
     if isinstance(tree, Diagnostic):
         return _ParsedChunk(None, (), (), tree)
     body = tree.body
     imports = collect_imports(body)
     definitions = scope_definitions(body)
-    if not may_hold_rewards(text):
-        return _ParsedChunk(None, imports, definitions)
-    return _ParsedChunk(body, imports, definitions, None, NodePositions(text))
+    adapter_calls = scan_adapter_calls(text, body)
+    if not keep and not may_hold_rewards(text):
+        return _ParsedChunk(None, imports, definitions, adapter_calls=adapter_calls)
+    return _ParsedChunk(body, imports, definitions, None, NodePositions(text), adapter_calls)
+
+
+def _functions_by_use(context: ImportContext) -> frozenset[str]:
+    """Names of the functions the module makes rewards by use (adapters) or the configuration
+    names framework functions: their chunks are analysed though they hold no decorator."""
+    return frozenset(
+        [name for name, _ in context.adapter_uses]
+        + [name for name, _ in context.framework_functions]
+    )
 
 
 class ModuleAnalyzer:
@@ -156,6 +175,9 @@ class ModuleAnalyzer:
     def __init__(self, rules: Sequence[type[Rule]] = RULES) -> None:
         self._rules = tuple(rule() for rule in rules)
         self._parsed: dict[str, _ParsedChunk] = {}
+        self._helpers: dict[str, tuple[HelperInfo, ...]] = {}
+        """Chunk text -> its functions' calls that may need the main thread (modules naming
+        math_verify, signal... only)."""
         self._analysed: dict[tuple[object, ...], _AnalysedChunk] = {}
         self._live: dict[str | None, tuple[frozenset[str], frozenset[tuple[object, ...]]]] = {}
         self._splitters: dict[str | None, IncrementalSplitter] = {}
@@ -195,15 +217,25 @@ class ModuleAnalyzer:
             [binding for parsed_chunk in parsed for binding in parsed_chunk.imports],
             config.reward_decorators,
             [definition for parsed_chunk in parsed for definition in parsed_chunk.definitions],
+            [call for parsed_chunk in parsed for call in parsed_chunk.adapter_calls],
+            config.framework_functions(path),
+            self._helper_infos(chunks, parsed) if MENTIONS_SIGNALS.search(source) else (),
         )
         if context == self._context:  # the same object again: cache keys compare by identity
             context = self._context
         self._context = context
+        by_use = _functions_by_use(context)
         fingerprint = config.fingerprint
         diagnostics: list[Diagnostic] = []
         rewards: list[RewardDefinition] = []
         used_keys = set()
         for chunk, parsed_chunk in zip(chunks, parsed):
+            if (
+                parsed_chunk.body is None
+                and parsed_chunk.error is None
+                and any(name in by_use for name, _, _ in parsed_chunk.definitions)
+            ):
+                parsed_chunk = self._parsed[chunk.text] = _parse_chunk(chunk.text, keep=True)
             if parsed_chunk.body is None or parsed_chunk.positions is None:
                 continue
             key = (chunk.text, context, fingerprint)
@@ -225,6 +257,24 @@ class ModuleAnalyzer:
         self._remember(path, frozenset(), frozenset())
         self._live.pop(path, None)
         self._splitters.pop(path, None)
+
+    def _helper_infos(
+        self, chunks: Sequence[Chunk], parsed: Sequence[_ParsedChunk]
+    ) -> list[HelperInfo]:
+        """The module's functions' calls that may need the main thread, per chunk (cached)."""
+        found: list[HelperInfo] = []
+        for chunk, parsed_chunk in zip(chunks, parsed):
+            if parsed_chunk.error is not None or not parsed_chunk.definitions:
+                continue
+            infos = self._helpers.get(chunk.text)
+            if infos is None:
+                body = parsed_chunk.body
+                if body is None:
+                    tree = parse(chunk.text)
+                    body = tree.body if isinstance(tree, ast.Module) else []
+                infos = self._helpers[chunk.text] = helper_infos(body)
+            found.extend(infos)
+        return found
 
     def _parse(self, text: str) -> _ParsedChunk:
         parsed = self._parsed.get(text)
@@ -252,6 +302,7 @@ class ModuleAnalyzer:
                 stale_keys -= other_keys
         for text in stale_texts:
             self._parsed.pop(text, None)
+            self._helpers.pop(text, None)
         for key in stale_keys:
             self._analysed.pop(key, None)
 
@@ -270,7 +321,10 @@ def analyse_statements(
         diagnostics: list[Diagnostic] = []
         for rule in rules:
             for reward in findings.rewards:
-                diagnostics.extend(rule.check_reward(reward, config))
+                if reward.framework is None:
+                    diagnostics.extend(rule.check_reward(reward, config))
+                else:
+                    diagnostics.extend(rule.check_framework(reward, config))
             for class_facts in findings.classes:
                 diagnostics.extend(rule.check_class(class_facts, config))
     except RecursionError:
@@ -279,7 +333,7 @@ def analyse_statements(
             "this definition is nested too deeply to analyse; its checks are skipped",
         )
         return _AnalysedChunk((note,), ())
-    definitions = tuple(reward.definition for reward in findings.rewards)
+    definitions = tuple(r.definition for r in findings.rewards if r.framework is None)
     return _AnalysedChunk(tuple(diagnostics), definitions)
 
 
@@ -322,7 +376,12 @@ def analyze_module(
     tree = parse(source)
     if not isinstance(tree, Diagnostic):
         context = build_context(
-            collect_imports(tree.body), config.reward_decorators, scope_definitions(tree.body)
+            collect_imports(tree.body),
+            config.reward_decorators,
+            scope_definitions(tree.body),
+            scan_adapter_calls(source, tree.body),
+            config.framework_functions(path),
+            helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
         )
         analysed = analyse_statements(
             _DEFAULT_RULES, tree.body, NodePositions(source), context, config

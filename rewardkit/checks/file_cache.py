@@ -4,7 +4,9 @@ unchanged is not parsed again, even when other files of the run changed.
 Entries are JSON (safe to read whatever is in the directory) under
 ``.rewardkit_cache/<version>/files/``, keyed by a hash of the checker
 (:func:`~rewardkit.checks.run_cache.engine_fingerprint`), the configuration's fingerprint and the
-file's bytes. A damaged entry is a miss.
+file's bytes. Each entry starts with a checksum of its JSON; an entry that is not a regular
+file, is too large, fails its checksum or does not describe an analysis is a miss, and the
+file is analysed again and its entry rewritten.
 """
 
 from __future__ import annotations
@@ -31,11 +33,18 @@ from rewardkit.checks.run_cache import (
     ensure_directory,
     hasher,
     prune,
+    read_entry,
+    seal,
+    unseal,
     write_atomically,
 )
 
 FILES_KEPT = 20_000
 """File entries kept; the oldest are removed beyond this."""
+FILE_ENTRY_LIMIT = 64 * 1024 * 1024
+"""A file entry larger than this is damaged or foreign (a miss)."""
+DAMAGED_ENTRY_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError)
+"""What decoding an entry that does not describe an analysis raises (deep JSON included)."""
 
 
 class FileCache:
@@ -55,11 +64,14 @@ class FileCache:
         return key.hexdigest()
 
     def load(self, key: str) -> ModuleAnalysis | None:
-        """The stored analysis, or ``None``."""
+        """The stored analysis, or ``None`` (missing, not a regular file, damaged)."""
+        entry = read_entry(os.path.join(self._directory, key), FILE_ENTRY_LIMIT)
+        body = unseal(entry) if entry is not None else None
+        if body is None:
+            return None
         try:
-            with open(os.path.join(self._directory, key), encoding="utf-8") as stream:
-                return analysis_from_json(json.load(stream))
-        except (OSError, ValueError, KeyError, TypeError):
+            return analysis_from_json(json.loads(body.decode("utf-8", "surrogatepass")))
+        except DAMAGED_ENTRY_ERRORS:
             return None
 
     def store(self, key: str, analysis: ModuleAnalysis) -> None:
@@ -69,7 +81,7 @@ class FileCache:
         self._stored += 1
         payload = json.dumps(analysis_to_json(analysis), ensure_ascii=False, separators=(",", ":"))
         write_atomically(
-            os.path.join(self._directory, key), payload.encode("utf-8", "surrogatepass")
+            os.path.join(self._directory, key), seal(payload.encode("utf-8", "surrogatepass"))
         )
 
     def close(self) -> None:
@@ -80,6 +92,17 @@ class FileCache:
 
 def _span(span: Span) -> list[int]:
     return [span.line, span.column, span.end_line, span.end_column]
+
+
+def _position(values: Any) -> list[int]:
+    """A stored range's four integers, checked: an entry that is not ours fails here, not later."""
+    if not isinstance(values, list) or len(values) != 4 or not all(type(v) is int for v in values):
+        raise ValueError(f"not a range: {values!r}")
+    return values
+
+
+def _span_of(values: Any) -> Span:
+    return Span(*_position(values))
 
 
 def _diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
@@ -107,9 +130,9 @@ def _diagnostic_from_json(item: Mapping[str, Any]) -> Diagnostic:
     fixes = tuple(
         Fix(
             fix["title"],
-            tuple(TextEdit(*edit) for edit in fix["edits"]),
+            tuple(TextEdit(*_position(edit[:4]), str(edit[4])) for edit in fix["edits"]),
             fix["preferred"],
-            Span(*fix["selection"]) if fix["selection"] is not None else None,
+            _span_of(fix["selection"]) if fix["selection"] is not None else None,
         )
         for fix in item["fixes"]
     )
@@ -117,7 +140,7 @@ def _diagnostic_from_json(item: Mapping[str, Any]) -> Diagnostic:
         item["code"],
         Severity(item["severity"]),
         item["message"],
-        *item["span"],
+        *_position(item["span"]),
         fixes,
         item["data"],
     )
@@ -149,13 +172,13 @@ def _reward_from_json(item: Mapping[str, Any]) -> RewardDefinition:
         is_async=item["is_async"],
         kind=item["kind"],
         class_name=item["class_name"],
-        span=Span(*item["span"]),
-        definition_span=Span(*item["definition_span"]),
+        span=_span_of(item["span"]),
+        definition_span=_span_of(item["definition_span"]),
         parameters=tuple(
-            RewardParameter(name, kind, has_default, Span(*span), annotation)
+            RewardParameter(name, kind, has_default, _span_of(span), annotation)
             for name, kind, has_default, span, annotation in item["parameters"]
         ),
-        parameters_span=Span(*item["parameters_span"]),
+        parameters_span=_span_of(item["parameters_span"]),
         registered=item["registered"],
         module_level=item["module_level"],
         own_fields=tuple((name, text) for name, text in item["own_fields"]),

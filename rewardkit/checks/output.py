@@ -1,7 +1,9 @@
 """Render check results as text, JSON, GitHub workflow commands or SARIF 2.1.0.
 
-Text and GitHub columns are 1-based (the editor convention for ``path:line:col``); JSON keeps the
-engine's coordinates (1-based lines, 0-based code-point columns, end exclusive).
+Text, GitHub and SARIF columns are 1-based (the editor convention for ``path:line:col``). JSON
+gives both: ``col``/``end_col`` 1-based as the text shows them, and ``column``/``end_column`` in
+the engine's coordinates (0-based code points, as LSP-style consumers expect); lines are 1-based
+everywhere and ends exclusive.
 """
 
 from __future__ import annotations
@@ -91,15 +93,18 @@ def render_text(results: Sequence[FileResult], summary: Summary | None = None) -
 
 
 def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
-    """A JSON-ready dict of one diagnostic (engine coordinates)."""
+    """A JSON-ready dict of one diagnostic: engine coordinates (``column``, 0-based) and the
+    text output's 1-based ``col``/``end_col``."""
     return {
         "path": path,
         "code": diagnostic.code,
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "line": diagnostic.line,
-        "column": diagnostic.column,
+        "col": diagnostic.column + 1,
         "end_line": diagnostic.end_line,
+        "end_col": diagnostic.end_column + 1,
+        "column": diagnostic.column,
         "end_column": diagnostic.end_column,
         "fixes": [
             {

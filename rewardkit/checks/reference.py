@@ -32,6 +32,12 @@ def render_rule(rule: type[Rule]) -> str:
     if rule.EXAMPLE_TASK_FIELDS:
         fields = ", ".join(f"`{name}`" for name in rule.EXAMPLE_TASK_FIELDS)
         parts += ["", f"The examples declare the task fields {fields}."]
+    if rule.EXAMPLE_FRAMEWORK_REWARDS:
+        frameworks: dict[str, list[str]] = {}
+        for framework, function in rule.EXAMPLE_FRAMEWORK_REWARDS:
+            frameworks.setdefault(framework, []).append(f'"{function}"')
+        table = ", ".join(f"{name} = [{', '.join(names)}]" for name, names in frameworks.items())
+        parts += ["", f"The examples configure `framework_rewards = {{{table}}}`."]
     for example in rule.INVALID:
         parts += [
             "",
@@ -81,6 +87,35 @@ def render_rule_reference() -> str:
     ]
     sections = [render_rule(rule) for rule in RULES]
     return "\n".join(table) + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def explain(code: str) -> str | None:
+    """``rewardkit check --explain CODE``: one rule's section as plain text (what it finds, why,
+    its examples), or ``None`` for an unknown code. Installed users have no docs/checks.md."""
+    rule = next((r for r in RULES if r.code == code.strip().upper()), None)
+    if rule is None:
+        return None
+    shown: list[str] = []
+    in_code = False
+    for line in render_rule(rule).splitlines()[2:]:  # without the HTML anchor
+        if line.startswith("```"):
+            in_code = not in_code
+        elif in_code:
+            shown.append("    " + line if line else "")
+        else:
+            shown.append(line.removeprefix("### ").replace("``", "`"))
+    return "\n".join(shown) + "\n"
+
+
+def explain_command(code: str) -> int:
+    """Print :func:`explain` of ``code`` (exit 0), or the known codes on stderr (exit 2)."""
+    text = explain(code)
+    if text is None:
+        codes = ", ".join(rule.code for rule in RULES)
+        print(f"rewardkit check: error: --explain: unknown code {code!r} (codes: {codes})", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
 
 
 def update_document(path: Path) -> bool:

@@ -40,7 +40,11 @@ HASH_LIMIT = 64 * 1024 * 1024
 """Files larger than this (never reward modules) are compared by size and modification time."""
 RUNS_KEPT = 256
 """Run entries kept; the oldest are removed beyond this."""
-_FORMAT = b"rewardkit-run-cache 1\n"
+RUN_ENTRY_LIMIT = 512 * 1024 * 1024
+"""A run entry larger than this is damaged or foreign (a miss): never read whole into memory."""
+STORED_STATUSES = (0, 1)
+"""The exit statuses a run entry may hold (a run that could not check a file is never stored)."""
+_FORMAT = b"rewardkit-run-cache 2\n"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -106,6 +110,48 @@ def file_digest(path: str) -> str | None:
         return None
 
 
+def read_entry(path: str, limit: int) -> bytes | None:
+    """A cache entry's bytes, if it is a regular file of at most ``limit`` bytes; else ``None``
+    (a miss). A named pipe, socket, device or directory planted in the cache is never waited on:
+    it is opened without blocking and checked before reading."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not os.st.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(descriptor, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew since fstat
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def seal(body: bytes) -> bytes:
+    """A cache entry: the hash of ``body`` on the first line, then ``body``."""
+    return hasher(body).hexdigest().encode() + b"\n" + body
+
+
+def unseal(entry: bytes) -> bytes | None:
+    """The body of a :func:`seal` entry whose hash matches (``None``: truncated or damaged)."""
+    checksum, newline, body = entry.partition(b"\n")
+    if not newline or checksum != hasher(body).hexdigest().encode():
+        return None
+    return body
+
+
 def large_file_digest(size: int, mtime_ns: int) -> str:
     """The identity of a file over :data:`HASH_LIMIT` (see :func:`file_digest`)."""
     return f"stat:{size}:{mtime_ns}"
@@ -159,17 +205,21 @@ def _runs_directory(root: str) -> str:
 
 def load_run(root: str, key: str, targets: Sequence[tuple[str, str]]) -> tuple[int, str] | None:
     """The exit status and output stored under ``key``, if every file it checked still has the
-    same bytes and every dependency the same size and modification time; else ``None``."""
-    try:
-        with open(os.path.join(_runs_directory(root), key), "rb") as stream:
-            data = stream.read()
-    except OSError:
+    same bytes and every dependency the same size and modification time; else ``None``.
+
+    An entry that is not a regular file, is too large, fails its checksum or holds an exit
+    status no run stores is a miss: the run checks again and rewrites it."""
+    entry = read_entry(os.path.join(_runs_directory(root), key), RUN_ENTRY_LIMIT)
+    if entry is None or not entry.startswith(_FORMAT):
+        return None
+    data = unseal(entry[len(_FORMAT) :])
+    if data is None:
         return None
     try:
-        if not data.startswith(_FORMAT):
-            return None
-        lines = data[len(_FORMAT) :].split(b"\n", 2)
+        lines = data.split(b"\n", 2)
         status = int(lines[0])
+        if status not in STORED_STATUSES:
+            return None
         checked = int(lines[1])
         rest = lines[2].split(b"\n", checked)
         paths = dict(targets)
@@ -201,7 +251,7 @@ def store_run(
 ) -> None:
     """Store a run (``checked``: (display, hash) of each file checked). Never raises: a cache
     that cannot be written (read-only checkout, full disk) only makes the next run slower."""
-    if any("\n" in shown or "\r" in shown for shown, _ in checked):
+    if status not in STORED_STATUSES or any("\n" in shown or "\r" in shown for shown, _ in checked):
         return
     lines = [str(status), str(len(checked))]
     lines += [f"{file_hash} {shown}" for shown, file_hash in checked]
@@ -216,8 +266,9 @@ def store_run(
         return
     lines.append(str(len(stats)))
     lines += stats
-    payload = _FORMAT + "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
-    payload += output.encode("utf-8", "surrogateescape")
+    body = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
+    body += output.encode("utf-8", "surrogateescape")
+    payload = _FORMAT + seal(body)
     directory = _runs_directory(root)
     if not ensure_directory(root, directory):
         return

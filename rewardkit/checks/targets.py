@@ -45,18 +45,38 @@ _KINDS = (
 )
 
 
-def walk(directory: str) -> Iterator[str]:
+def walk(directory: str, problems: list[tuple[str, str]] | None = None) -> Iterator[str]:
     """The Python files under ``directory``, in a stable order (regular files only: no dangling
-    symlinks, pipes or devices, which could not be read or would block)."""
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(
-            d for d in dirs if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
-        )
-        for name in sorted(files):
-            if name.endswith(PYTHON_SUFFIXES):
-                path = os.path.join(root, name)
-                if os.path.isfile(path):
-                    yield path
+    symlinks, pipes or devices, which could not be read or would block).
+
+    Iterative (a tree thousands of directories deep is walked like any other), depth first as
+    ``os.walk``, symlinked directories not followed. A directory that cannot be listed is added
+    to ``problems`` as (path, why) instead of being skipped silently."""
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as scanned:
+                entries = list(scanned)
+        except OSError as error:
+            if problems is not None:
+                problems.append((display(current), f"cannot read the directory ({error.strerror or error})"))
+            continue
+        subdirectories = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            name = entry.name
+            try:
+                is_directory = entry.is_dir()
+            except OSError:
+                is_directory = False
+            if is_directory:
+                if name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
+                    continue
+                if not entry.is_symlink():
+                    subdirectories.append(entry.path)
+            elif name.endswith(PYTHON_SUFFIXES) and os.path.isfile(entry.path):
+                yield entry.path
+        pending.extend(reversed(subdirectories))
 
 
 def display(path: str) -> str:
@@ -78,7 +98,8 @@ def irregular_kind(path: str) -> str | None:
 
 def find_targets(paths: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(display, path) of every file to consider, unique and sorted by display; and (raw path,
-    problem) for each given path that cannot be checked (missing, a pipe, a device...).
+    problem) for each given path that cannot be checked (missing, a pipe, a device...) and each
+    directory under them that cannot be read.
 
     ``-`` (stdin) is the caller's business and is left out."""
     found: dict[str, str] = {}
@@ -87,7 +108,7 @@ def find_targets(paths: Sequence[str]) -> tuple[list[tuple[str, str]], list[tupl
         if raw == "-":
             continue
         if os.path.isdir(raw):
-            for path in walk(raw):
+            for path in walk(raw, problems):
                 found.setdefault(display(path), path)
             continue
         try:

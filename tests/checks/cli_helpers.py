@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 BAD = (
@@ -23,15 +24,22 @@ GOOD = (
 
 
 def run_check(
-    *args: str, cwd: Path, stdin: str | bytes | None = None
+    *args: str,
+    cwd: Path,
+    stdin: str | bytes | None = None,
+    timeout: float | None = None,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
+    """``rewardkit check ARGS`` in a fresh process (``prefix``: a command it runs under, such as
+    ``setpriv``; ``timeout``: generous, for what would otherwise hang forever)."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
     completed = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "check", *args],
+        [*prefix, sys.executable, "-m", "rewardkit", "check", *args],
         cwd=cwd,
         input=data,
         capture_output=True,
         check=False,
+        timeout=timeout,
     )
     return subprocess.CompletedProcess(
         completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode()

@@ -83,11 +83,11 @@ def test_changed_bytes_configuration_files_and_options_are_noticed(project: Path
     bad.write_text(fixed.ljust(len(BAD)), encoding="utf-8")  # same size, same mtime
     os.utime(bad, ns=(info.st_atime_ns, info.st_mtime_ns))
     assert run_check(cwd=project).stdout == "Checked 2 files, 2 rewards: no problems\n"
-    # The configuration: no task fields any more, so `answr` is no longer unknown.
+    # The configuration: no task fields any more, so `answr` is only a likely typo.
     bad.write_text(BAD, encoding="utf-8")
-    assert "RK101" in run_check(cwd=project).stdout
+    assert "RK101 `answr` is not a field" in run_check(cwd=project).stdout
     (project / "pyproject.toml").write_text("[tool.rewardkit]\n", encoding="utf-8")
-    assert "RK101" not in run_check(cwd=project).stdout
+    assert "RK101 `answr` looks like a misspelling" in run_check(cwd=project).stdout
     # Options, and a new file.
     assert "RK201" not in run_check("--ignore", "RK2", cwd=project).stdout
     (project / "rewards" / "new.py").write_text(BAD.replace("'qa'", "'new'"), encoding="utf-8")
@@ -123,6 +123,58 @@ def test_a_damaged_or_deleted_cache_is_only_slower(project: Path) -> None:
     subprocess.run(["rm", "-rf", str(cache)], check=True)
     assert run_check(cwd=project).stdout == expected.stdout
     assert (cache / ".gitignore").is_file()
+
+
+def _entries(project: Path, kind: str) -> list[Path]:
+    return sorted((project / ".rewardkit_cache").glob(f"*/{kind}/*"))
+
+
+HANG_GUARD = 300
+"""Seconds after which a run that should take one is a hang (the machine may be very busy)."""
+
+
+def test_a_named_pipe_in_the_cache_is_a_miss_not_a_hang(project: Path) -> None:
+    """A FIFO planted where an entry goes is opened without blocking, seen not to be a regular
+    file and treated as a miss; the run writes a real entry in its place."""
+    expected = run_check(cwd=project)
+    entries = _entries(project, "runs") + _entries(project, "files")
+    assert len(entries) >= 3
+    for entry in entries:
+        entry.unlink()
+        os.mkfifo(entry)
+    again = run_check(cwd=project, timeout=HANG_GUARD)
+    assert (again.returncode, again.stdout, again.stderr) == (1, expected.stdout, "")
+    assert all(entry.is_file() for entry in _entries(project, "runs"))
+
+
+def test_damaged_entries_are_validated_and_rebuilt(project: Path) -> None:
+    """A truncated entry fails its checksum, a stored status no run stores is refused, and an
+    entry whose JSON is nested too deeply to decode is a miss: each run reports what a fresh
+    run does and rewrites the entry."""
+    from rewardkit.checks.run_cache import seal
+
+    expected = run_check(cwd=project)
+    [run_entry] = _entries(project, "runs")
+    original = run_entry.read_bytes()
+    run_entry.write_bytes(original[:-20])  # a truncated report
+    again = run_check(cwd=project)
+    assert (again.returncode, again.stdout, again.stderr) == (1, expected.stdout, "")
+    assert run_entry.read_bytes() == original  # rebuilt
+    header, body = original.split(b"\n", 1)[0], original.split(b"\n", 2)[2]
+    assert body.startswith(b"1\n")
+    run_entry.write_bytes(header + b"\n" + seal(b"7" + body[1:]))  # a valid checksum, status 7
+    again = run_check(cwd=project)
+    assert (again.returncode, again.stdout) == (1, expected.stdout)
+    for kind in ("runs", "files"):  # the file entries alone now: no run to answer from
+        for entry in _entries(project, kind):
+            if kind == "runs":
+                entry.unlink()
+            else:
+                entry.write_bytes(seal(b"[" * 100_000 + b"]" * 100_000))
+    again = run_check(cwd=project)
+    assert (again.returncode, again.stdout, again.stderr) == (1, expected.stdout, "")
+    for entry in _entries(project, "files"):
+        assert json.loads(entry.read_bytes().split(b"\n", 1)[1])["diagnostics"] is not None
 
 
 def test_no_cache_reads_and_writes_nothing(project: Path) -> None:

@@ -62,6 +62,11 @@ def test_json_output(project: Path) -> None:
         ("rewards/bad.py", "RK101", 4, 22),
         ("rewards/bad.py", "RK201", 5, 4),
     ]
+    # `col` is the text output's 1-based column (`rewards/bad.py:4:8:`), `column` the engine's
+    # 0-based one (LSP-style consumers)
+    text_columns = [line.split(":")[2] for line in run_check(cwd=project).stdout.splitlines()[:3]]
+    assert [str(i["col"]) for i in items] == text_columns == ["8", "23", "5"]
+    assert all(i["end_col"] == i["end_column"] + 1 for i in items)
     rename = items[0]["fixes"][0]
     assert rename["title"] == "Rename `final_respone` to `final_response`"
     assert items[1]["data"] == {"reward": "qa", "parameter": "answr", "suggestion": "answer"}
@@ -347,4 +352,98 @@ def test_many_files_are_checked_in_parallel_with_the_same_findings(tmp_path: Pat
     assert [(i["path"], i["code"], i["line"], i["column"]) for i in json.loads(result.stdout)] == (
         expected
     )
-    assert len(expected) == 16
+    assert len(expected) == 24
+
+
+def test_help_points_at_explain_which_describes_a_rule(tmp_path: Path) -> None:
+    """A pip-installed user has no docs/checks.md: --help points at --explain, which prints a
+    rule's reference (its examples included) from the installed package."""
+    help_text = run_check("--help", cwd=tmp_path)
+    assert help_text.returncode == 0
+    assert "docs/checks.md" not in help_text.stdout
+    assert "--explain RK101" in help_text.stdout
+    assert "1-based" in help_text.stdout  # which columns each format uses
+    explained = run_check("--explain", "rk101", cwd=tmp_path)
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stdout.startswith("RK101: unknown field")
+    assert "    def qa(final_response: str, answr: str):" in explained.stdout
+    unknown = run_check("--explain", "RK999", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unknown code 'RK999'" in unknown.stderr
+    assert "RK101" in unknown.stderr
+
+
+def _unprivileged() -> list[str]:
+    """A command prefix under which permissions hold: as root, drop the capabilities that
+    override them (the process stays root, the owner of the test's files)."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "root without setpriv (util-linux): permissions cannot be tested"
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--"]
+
+
+def test_an_unreadable_directory_is_reported_and_the_rest_checked(project: Path) -> None:
+    locked = project / "rewards" / "private"
+    locked.mkdir()
+    (locked / "hidden.py").write_text(BAD, encoding="utf-8")
+    locked.chmod(0)
+    try:
+        result = run_check(cwd=project, prefix=_unprivileged())
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode == 2
+    assert "rewards/bad.py:4:8: RK102" in result.stdout
+    assert result.stderr == (
+        "rewardkit check: cannot check rewards/private: cannot read the directory "
+        "(Permission denied)\n"
+    )
+
+
+def test_a_tree_1100_directories_deep_is_walked(tmp_path: Path) -> None:
+    levels = [str(tmp_path.joinpath(*["d"] * depth)) for depth in range(1, 1101)]
+    for level in levels:  # os.makedirs and shutil.rmtree recurse once per level
+        os.mkdir(level)
+    bad = os.path.join(levels[-1], "bad.py")
+    Path(bad).write_text(BAD, encoding="utf-8")
+    try:
+        result = run_check("--no-cache", cwd=tmp_path)
+    finally:
+        os.unlink(bad)
+        for level in reversed(levels):
+            os.rmdir(level)
+    assert (result.returncode, result.stderr) == (1, "")
+    shown = "d/" * 1100 + "bad.py"
+    assert result.stdout.startswith(f"{shown}:4:8: RK102 ")
+
+
+def test_deeply_nested_pyproject_arrays_are_a_configuration_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        "[tool.rewardkit]\nselect = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8"
+    )
+    result = run_check(cwd=project)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"rewardkit check: error: {project / 'pyproject.toml'}: TOML nested too deeply to read\n"
+    )
+
+
+def test_many_modules_sharing_a_name_give_linear_output(tmp_path: Path) -> None:
+    """RK401 names three other definitions and counts the rest: 400 modules defining `qa` give
+    400 short findings (the quadratic listing printed 400 x 399 places)."""
+    count = 400
+    for index in range(count):
+        (tmp_path / f"m{index:03d}.py").write_text(GOOD, encoding="utf-8")
+    result = run_check("--no-cache", "--select", "RK401", cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == count + 1
+    assert lines[0] == (
+        "m000.py:4:5: RK401 reward name 'qa' is also defined at m001.py:4, m002.py:4, m003.py:4 "
+        "and 396 other definitions"
+    )
+    assert lines[5].startswith("m005.py:4:5: RK401 reward name 'qa' is also defined at m000.py:4, ")
+    assert max(map(len, lines)) < 160

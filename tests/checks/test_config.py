@@ -82,7 +82,7 @@ def test_task_schema_json_list(tmp_path: Path) -> None:
         ("task_fields = [", {}, "invalid TOML"),
         # A misspelt key would silently turn its checks off (RK101 with no task fields).
         ('task_feilds = ["answer"]', {}, "unknown key 'task_feilds'; did you mean 'task_fields'?"),
-        ("colour = 1", {}, "unknown key 'colour'; known keys: exclude, ignore"),
+        ("colour = 1", {}, "unknown key 'colour'; known keys: exclude, framework_rewards, ignore"),
     ],
 )
 def test_bad_configuration_names_the_file(

@@ -8,10 +8,12 @@ import pytest
 
 from rewardkit.checks import (
     CheckConfig,
+    ModuleAnalysis,
     ModuleAnalyzer,
     TaskField,
     apply_edits,
     check_source,
+    duplicate_reward_diagnostics,
     suppression_fix,
 )
 from rewardkit.checks.config import PRESETS
@@ -170,7 +172,13 @@ def test_corpus_reports_exact_codes_and_lines(name: str) -> None:
 
 def test_no_task_fields_means_no_rk101_but_rk102_still() -> None:
     source, _ = CORPUS["misspellings"]
-    assert {d.code for d in check_source(source)} == {"RK102"}
+    found = {(d.code, d.data["parameter"]) for d in check_source(source)}  # type: ignore[index]
+    # without task fields only a likely typo of a common dataset column is RK101
+    assert found == {("RK102", "final_respone"), ("RK102", "trajectroy"), ("RK101", "answr")}
+    assert check_source(source.replace("answr", "rubric")) == check_source(
+        source.replace("answr", "rubric"), None, CheckConfig()
+    )
+    assert {d.code for d in check_source(source.replace("answr", "rubric"))} == {"RK102"}
 
 
 @pytest.mark.parametrize(
@@ -450,14 +458,63 @@ def test_an_unknown_field_without_suggestion_says_how_to_declare_it() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(GOOD_MODULES))
-def test_realistic_correct_modules_produce_no_diagnostics(name: str) -> None:
+@pytest.mark.parametrize("configured", [False, True], ids=["zero-config", "preset"])
+def test_realistic_correct_modules_produce_no_diagnostics_even_without_configuration(
+    name: str, configured: bool
+) -> None:
+    """AgentFly's reward modules: no false positive with their fields declared, nor with no
+    configuration at all (the zero-config RK101 of likely typos stays silent on real names)."""
     config = CheckConfig(
         task_fields={field: TaskField(field, "pyproject") for field in GOOD_TASK_FIELDS},
         injected_fields=PRESETS["agentfly"],
     )
-    analysis = ModuleAnalyzer().analyze(GOOD_MODULES[name], f"{name}.py", config)
+    analysis = ModuleAnalyzer().analyze(
+        GOOD_MODULES[name], f"{name}.py", config if configured else CheckConfig()
+    )
     assert analysis.diagnostics == ()
     assert len(analysis.rewards) >= 6
+
+
+# Names real datasets and AgentFly's rewards use as parameters.
+REAL_COLUMN_NAMES = (  # noqa: SIM905
+    "answers labels golden_answers gold_actions test_cases question questions task_id env_args "
+    "level image images choices choice preference solutions ground_truths gt target_text "
+    "reference_answer tools metadata rubric answer_type problem_id query queries prompts "
+    "targets expected inputs output gold goal label_ids answer_key answer_text final_answers "
+    "problems prompt_id difficulty category domain tests responses completion references "
+    "instructions question_id passage title unique_id expected_output test_list entry_point "
+    "canonical_solution input_output starter_code fn_name hints subject uid examples"
+).split()
+TYPOS = {
+    "answr": "answer", "anwser": "answer", "solutoin": "solution", "groundtruth": "ground_truth",
+    "grond_truth": "ground_truth", "qustion": "question", "lable": "label", "promt": "prompt",
+    "refrence": "reference", "gold_anwser": "gold_answer", "glod": "gold",
+    "extra_ifo": "extra_info", "data_sorce": "data_source", "problm": "problem",
+}  # fmt: skip
+
+
+def _one_parameter(name: str) -> str:
+    return (
+        f"from rewardkit import reward\n\n@reward\ndef r(final_response, {name}):\n"
+        f"    return float(final_response == {name})\n"
+    )
+
+
+@pytest.mark.parametrize("name", REAL_COLUMN_NAMES)
+def test_zero_config_leaves_real_dataset_column_names_alone(name: str) -> None:
+    assert check_source(_one_parameter(name)) == []
+
+
+@pytest.mark.parametrize(("typo", "column"), sorted(TYPOS.items()))
+def test_zero_config_reports_likely_typos_of_common_columns(typo: str, column: str) -> None:
+    """The README's own example (`answr` with no [tool.rewardkit]) is found: the runtime would
+    raise MissingFieldError on every sample."""
+    [diagnostic] = check_source(_one_parameter(typo))
+    assert (diagnostic.code, diagnostic.line) == ("RK101", 4)
+    assert diagnostic.data == {"reward": "r", "parameter": typo, "suggestion": column}
+    fixed = apply_edits(_one_parameter(typo), diagnostic.fixes[0].edits)
+    assert fixed == _one_parameter(column)
+    assert check_source(fixed) == []
 
 
 def test_async_with_on_a_context_coroutine_is_not_an_await() -> None:
@@ -753,3 +810,26 @@ def test_the_textual_prefilter_never_skips_a_module_that_defines_a_reward(header
 )
 def test_modules_that_cannot_define_a_reward_are_skipped(source: str) -> None:
     assert ModuleAnalyzer().analyze(source, "plain.py", CheckConfig()).skipped
+
+
+def test_duplicate_names_are_linear_in_time_memory_and_output() -> None:
+    from rewardkit.checks import RewardDefinition, Span
+
+    span = Span(4, 4, 4, 6)
+    definitions = [
+        (
+            f"m{index}.py",
+            RewardDefinition("qa", "qa", False, "function", None, span, span, (), span),
+        )
+        for index in range(20_000)
+    ]
+    by_path = duplicate_reward_diagnostics(
+        [(path, ModuleAnalysis(rewards=(d,))) for path, d in definitions]
+    )
+    assert len(by_path) == 20_000
+    [first] = by_path["m0.py"]
+    assert first.message == (
+        "reward name 'qa' is also defined at m1.py:4, m2.py:4, m3.py:4 and 19,996 other definitions"
+    )
+    assert first.data == {"reward": "qa", "others": ["m1.py:4", "m2.py:4", "m3.py:4"], "count": 19_999}
+    assert sum(len(d.message) for found in by_path.values() for d in found) < 20_000 * 120

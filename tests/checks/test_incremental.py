@@ -93,3 +93,53 @@ def test_incremental_analysis_matches_a_fresh_analysis(edits: list[tuple[float, 
         assert incremental == ModuleAnalyzer().analyze(source, "doc.py", CONFIG)
         # The one-pass check of `rewardkit check` gives the same results as the chunked one.
         assert analyze_module(source, "doc.py", CONFIG) == incremental
+
+
+FRAMEWORKS_BASE = '''from math_verify import parse, verify
+from rewardkit import reward, to_trl, to_verl
+
+
+def is_equiv(response, gold):
+    return verify(parse(gold), parse(response))
+
+
+def accuracy_reward(completions, solution, **kwargs):
+    return [float(is_equiv(c[0]["content"], s)) for c, s in zip(completions, solution)]
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    return {"score": float(is_equiv(solution_str, ground_truth))}
+
+
+def graded(completions, solution):
+    return [1.0 for _ in completions]
+
+
+@reward
+def ported(final_response, answer):
+    return float(is_equiv(final_response, answer))
+
+
+funcs = [to_trl(graded, timeout=5), to_verl(ported)]
+'''
+FRAMEWORKS_CONFIG = CheckConfig(
+    task_fields=CONFIG.task_fields,
+    framework_rewards=(("trl", "accuracy_reward"), ("verl", "compute_score")),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(EDITS)
+def test_framework_functions_and_adapter_uses_incrementally(edits: list[tuple[float, int, str]]) -> None:
+    """What the module's other definitions decide (adapter calls, helpers reaching a signal
+    timeout, configured framework functions) is followed as the module is edited."""
+    analyzer = ModuleAnalyzer()
+    source = FRAMEWORKS_BASE
+    assert {d.code for d in analyzer.analyze(source, "doc.py", FRAMEWORKS_CONFIG).diagnostics} >= {
+        "RK101", "RK202", "RK501"
+    }
+    for edit in edits:
+        source = _apply(source, edit)
+        incremental = analyzer.analyze(source, "doc.py", FRAMEWORKS_CONFIG)
+        assert incremental == ModuleAnalyzer().analyze(source, "doc.py", FRAMEWORKS_CONFIG)
+        assert analyze_module(source, "doc.py", FRAMEWORKS_CONFIG) == incremental

@@ -22,8 +22,8 @@ MODULE = """from rewardkit import reward
 
 
 @reward
-def qa(final_response: str, answr: str) -> float:
-    return float(final_response == answr)
+def qa(final_response: str, answers: str) -> float:
+    return float(final_response == answers)
 """
 
 
@@ -69,13 +69,13 @@ async def test_pyproject_change_reloads_task_fields(client: LanguageClient, tmp_
 
 async def test_task_schema_change_reloads_fields(client: LanguageClient, tmp_path: Path):
     schema = tmp_path / "train.jsonl"
-    schema.write_text('{"question": "q", "answr": "a"}\n', encoding="utf-8")
+    schema.write_text('{"question": "q", "answers": "a"}\n', encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.rewardkit]\ntask_schema = "train.jsonl"\n', encoding="utf-8"
     )
     await initialize(client, tmp_path)
     uri = open_document(client, tmp_path / "qa.py", MODULE)
-    assert "RK101" not in _codes(await wait_for_version(client, uri, 1))  # answr is a dataset field
+    assert "RK101" not in _codes(await wait_for_version(client, uri, 1))  # answers is a dataset field
 
     seen = len(publishes(client, uri))
     schema.write_text('{"question": "q", "answer": "a"}\n', encoding="utf-8")
@@ -139,7 +139,7 @@ async def test_multi_root_folders_have_their_own_config_and_settings(
     client: LanguageClient, tmp_path: Path
 ):
     first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
-    for folder, fields in ((first, '["answer"]'), (second, '["answr"]'), (third, '["answer"]')):
+    for folder, fields in ((first, '["answer"]'), (second, '["answers"]'), (third, '["answer"]')):
         folder.mkdir()
         (folder / "pyproject.toml").write_text(
             f"[tool.rewardkit]\ntask_fields = {fields}\n", encoding="utf-8"
@@ -160,7 +160,7 @@ async def test_a_pulling_client_is_asked_to_refresh_when_the_config_changes(
     client: LanguageClient, tmp_path: Path
 ):
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answr"]\n', encoding="utf-8")
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answers"]\n', encoding="utf-8")
     await initialize(client, tmp_path, capabilities=pull_capabilities())
     uri = open_document(client, tmp_path / "qa.py", MODULE)
     identifier = types.TextDocumentIdentifier(uri=uri)
@@ -258,7 +258,7 @@ async def test_a_client_without_file_watching_sees_a_changed_pyproject(
         "RK101 after the pyproject changed and the document was saved",
     )
 
-    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answr"]\n', encoding="utf-8")
+    pyproject.write_text('[tool.rewardkit]\ntask_fields = ["answers"]\n', encoding="utf-8")
     change_document(client, uri, 2, MODULE + "\n")  # an edit notices it too
     assert "RK101" not in _codes(await wait_for_version(client, uri, 2))
 
@@ -271,9 +271,9 @@ async def test_a_changed_dataset_counts_even_when_task_fields_are_also_declared(
     dataset file is still watched and re-read: on a watch event, or, for a client that declares
     no file watching, at the next edit."""
     schema = tmp_path / "train.jsonl"
-    schema.write_text('{"question": "q", "answr": "a"}\n', encoding="utf-8")
+    schema.write_text('{"question": "q", "answers": "a"}\n', encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.rewardkit]\ntask_fields = ["question", "answr"]\ntask_schema = "train.jsonl"\n',
+        '[tool.rewardkit]\ntask_fields = ["question", "answers"]\ntask_schema = "train.jsonl"\n',
         encoding="utf-8",
     )
     await initialize(
@@ -282,11 +282,11 @@ async def test_a_changed_dataset_counts_even_when_task_fields_are_also_declared(
         options={"rewardkit": {"debounceMs": 0}},
         capabilities=push_capabilities(watch_files=watch_files),
     )
-    text = MODULE.replace("answr", "question, extra")
+    text = MODULE.replace("answers", "question, extra")
     uri = open_document(client, tmp_path / "qa.py", text)
     assert "RK101" in _codes(await wait_for_version(client, uri, 1))  # `extra` is no field yet
 
-    schema.write_text('{"question": "q", "answr": "a", "extra": 1}\n', encoding="utf-8")
+    schema.write_text('{"question": "q", "answers": "a", "extra": 1}\n', encoding="utf-8")
     if watch_files:
         seen = len(publishes(client, uri))
         client.workspace_did_change_watched_files(

@@ -238,7 +238,7 @@ async def test_a_field_no_sample_supplies_raises_before_any_call_even_under_reco
     calls: list[str] = []
 
     @reward(auto_register=False)
-    def typo(final_response: str, answr: str) -> float:
+    def typo(final_response: str, answr: str) -> float:  # rewardkit: ignore[RK101]
         calls.append(final_response)
         return 1.0
 

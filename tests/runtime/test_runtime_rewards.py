@@ -118,7 +118,7 @@ def test_parameters_with_defaults_may_be_absent() -> None:
 
 def test_missing_field_names_reward_parameter_available_fields_and_suggestion() -> None:
     @reward(name="typo_reward", auto_register=False)
-    def typo(final_response: str, answr: str) -> float:
+    def typo(final_response: str, answr: str) -> float:  # rewardkit: ignore[RK101]
         return 0.0
 
     with pytest.raises(MissingFieldError) as caught:
@@ -261,7 +261,7 @@ async def test_base_reward_works_with_or_without_super_init(calls_super: bool) -
                 super().__init__()
             self.scale = scale
 
-        def call(self, final_response: str, answr: str = "") -> float:
+        def call(self, final_response: str, answr: str = "") -> float:  # rewardkit: ignore[RK104]
             return self.scale * len(final_response)
 
     instance = Stateful(2.0)

@@ -2,7 +2,8 @@
 
 One module per rule family: :mod:`~rewardkit.checks.rules.fields` (RK1xx, parameters),
 :mod:`~rewardkit.checks.rules.returns` (RK2xx), :mod:`~rewardkit.checks.rules.coroutines`
-(RK3xx), :mod:`~rewardkit.checks.rules.registration` (RK4xx) and
+(RK3xx), :mod:`~rewardkit.checks.rules.registration` (RK4xx),
+:mod:`~rewardkit.checks.rules.frameworks` (RK5xx, where a function runs and framework functions) and
 :mod:`~rewardkit.checks.rules.syntax` (RK9xx, notes about the module itself). Rules read the
 facts :mod:`rewardkit.checks.discovery` collected in its single walk of each reward; they never
 walk the tree themselves. Codes are part of the public contract (:mod:`rewardkit.checks.codes`).
@@ -22,6 +23,11 @@ from rewardkit.checks.rules.fields import (
     MisspelledPredefinedField,
     PositionalOnlyParameter,
     UnknownField,
+)
+from rewardkit.checks.rules.frameworks import (
+    FrameworkArguments,
+    FrameworkReturn,
+    SignalTimeoutInThread,
 )
 from rewardkit.checks.rules.registration import DuplicateRewardName, IncompleteBaseReward
 from rewardkit.checks.rules.returns import (
@@ -48,6 +54,9 @@ RULES: tuple[type[Rule], ...] = (
     BlockingCallInAsyncReward,
     DuplicateRewardName,
     IncompleteBaseReward,
+    SignalTimeoutInThread,
+    FrameworkArguments,
+    FrameworkReturn,
     SyntaxErrorRule,
     NestingTooDeep,
     FileTooLarge,
@@ -74,6 +83,8 @@ __all__ = [
     "DefaultNeverFilled",
     "DuplicateRewardName",
     "FileTooLarge",
+    "FrameworkArguments",
+    "FrameworkReturn",
     "IncompleteBaseReward",
     "InconsistentExtras",
     "IntOrBoolReturn",
@@ -85,6 +96,7 @@ __all__ = [
     "PositionalOnlyParameter",
     "ReturnsNothing",
     "Rule",
+    "SignalTimeoutInThread",
     "SyncContextCall",
     "SyntaxErrorRule",
     "UnawaitedContextCall",

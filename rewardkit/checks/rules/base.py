@@ -51,6 +51,8 @@ class Rule:
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     EXAMPLE_TASK_FIELDS: ClassVar[tuple[str, ...]] = ()
     """Task fields declared when the examples are checked (RK101 and RK104 need some)."""
+    EXAMPLE_FRAMEWORK_REWARDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(framework, function) pairs configured as ``framework_rewards`` when the examples are checked."""
 
     @classmethod
     def example_settings(cls, example: Example) -> tuple[tuple[str, ...], str | None]:
@@ -68,10 +70,15 @@ class Rule:
             task_fields={name: TaskField(name, "pyproject") for name in fields},
             injected_fields=PRESETS[preset] if preset else {},
             preset=preset,
+            framework_rewards=cls.EXAMPLE_FRAMEWORK_REWARDS,
         )
 
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterable[Diagnostic]:
         """Diagnostics for one reward function (or ``call`` method)."""
+        return ()
+
+    def check_framework(self, facts: RewardFacts, config: CheckConfig) -> Iterable[Diagnostic]:
+        """Diagnostics for one framework function (``facts.framework``: ``trl`` or ``verl``)."""
         return ()
 
     def check_class(self, facts: ClassFacts, config: CheckConfig) -> Iterable[Diagnostic]:

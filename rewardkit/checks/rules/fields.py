@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import RewardFacts
 from rewardkit.checks.fixes import rename_fix
+from rewardkit.checks.frameworks import (
+    ADAPTER_FIELDS,
+    ADAPTER_NAMES,
+    ADAPTER_NATIVE_NAMES,
+    FRAMEWORK_NAMES,
+)
 from rewardkit.checks.model import Diagnostic, Fix, RewardParameter, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, Valid, reward_data
 from rewardkit.fields import PREDEFINED_FIELDS
@@ -87,6 +93,75 @@ MODEL_OUTPUT_NAMES: dict[str, str] = {
 here: reported even when no task field is declared."""
 
 
+COMMON_DATASET_COLUMNS = frozenset(
+    {
+        "answer", "answers", "solution", "solutions", "ground_truth", "ground_truths",
+        "gold", "golds", "gold_answer", "gold_answers", "golden_answer", "golden_answers",
+        "label", "labels", "question", "questions", "problem", "problems", "prompt", "prompts",
+        "target", "targets", "reference", "references", "expected", "expected_answer",
+        "expected_output", "final_answer", "final_answers", "query", "queries", "test_case", "test_cases",
+        "tests", "input_output", "data_source", "data_sources", "extra_info", "extra_infos",
+        "reward_model", "choice", "choices", "instruction", "instructions", "level", "subject",
+        "task_id", "unique_id",
+    }
+)
+"""Columns of the datasets reward code meets most (GSM8K, MATH, open-r1's, verl's parquet files,
+Search-R1's ``golden_answers``, TRL's examples...): never reported as a misspelling."""
+
+MISSPELLABLE_COLUMNS = (
+    "answer",
+    "solution",
+    "ground_truth",
+    "gold",
+    "gold_answer",
+    "label",
+    "question",
+    "problem",
+    "prompt",
+    "target",
+    "reference",
+    "expected",
+    "expected_answer",
+    "final_answer",
+    "query",
+    "test_cases",
+    "data_source",
+    "extra_info",
+    "instruction",
+)
+"""The columns a parameter is compared with when no task field is declared (zero-config RK101):
+a name one edit from one of them (two for names over eight characters; for four-letter
+``gold`` only a swap of adjacent letters) that is no column itself is a typo."""
+
+NOT_COLUMN_MISSPELLINGS = frozenset({"preference", "preferences", "problemo"})
+"""Real words within reach of a common column, never reported as its misspelling."""
+
+
+def misspelled_column(name: str) -> str | None:
+    """The common dataset column ``name`` is a typo of (``answr`` -> ``answer``), if any: what
+    RK101 reports when no task field is declared (the runtime raises ``MissingFieldError`` for
+    such a name unless the dataset really has it)."""
+    folded = name.casefold()
+    if folded in COMMON_DATASET_COLUMNS or folded in NOT_COLUMN_MISSPELLINGS or len(name) < 4:
+        return None
+    return _closest_column(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest_column(name: str) -> str | None:
+    best: tuple[int, str] | None = None
+    for column in MISSPELLABLE_COLUMNS:
+        limit = 2 if len(column) > 8 else 1
+        if abs(len(column) - len(name)) > limit:
+            continue
+        if len(column) <= 4 and sorted(column) != sorted(name):
+            continue  # short words: only a swap (`glod`), never `goal` or `bold`
+        distance = edit_distance(name, column)
+        if 0 < distance <= limit and (best is None or distance < best[0]):
+            best = (distance, column)
+    return best[1] if best else None
+
+
 def closest_field(name: str, config: CheckConfig) -> str | None:
     """The known field most similar to ``name`` (for did-you-mean), if any is close enough."""
     known = config.field_names
@@ -120,50 +195,117 @@ def _predefined_misspelling(parameter: RewardParameter, config: CheckConfig) -> 
     return misspelled_field(parameter.name, config)
 
 
+def _adapter_known(facts: RewardFacts) -> frozenset[str] | None:
+    """The fields the adapters a function is passed to fill beside the predefined and task
+    fields (``None``: a ``field_map`` the analysis cannot read, which may fill any)."""
+    known: set[str] = set()
+    for use in facts.adapters:
+        if use.mapped is None:
+            return None
+        known.update(ADAPTER_FIELDS[use.adapter], use.mapped)
+    return frozenset(known)
+
+
+def _framework_name(facts: RewardFacts, name: str) -> tuple[str, str | None] | None:
+    """(why, suggestion) when ``name`` is the framework's own argument, which the adapter the
+    function is passed to never passes under that name (TRL's ``completions``, verl's
+    ``ground_truth``) and its ``field_map`` does not map."""
+    for use in facts.adapters:
+        natives = ADAPTER_NATIVE_NAMES[use.adapter]
+        if name in natives and name not in use.unmapped:
+            framework, adapter = FRAMEWORK_NAMES[use.adapter], ADAPTER_NAMES[use.adapter]
+            suggestion, note = natives[name]
+            why = (
+                f"`{name}` is {framework}'s own argument, which `{adapter}` "
+                "never passes: it calls the function once per sample with rewardkit's fields, "
+                f"so this parameter receives nothing ({note})"
+            )
+            return why, suggestion
+    return None
+
+
 def _unfilled(
     rule: type[Rule], facts: RewardFacts, config: CheckConfig, *, with_default: bool
 ) -> Iterator[Diagnostic]:
     """RK101 (``with_default=False``) and RK104: parameters no field fills, with a did-you-mean.
 
-    Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`."""
-    only_model_outputs = not config.has_task_fields
+    Without declared task fields any name could be one: then only :data:`MODEL_OUTPUT_NAMES`,
+    typos of common dataset columns (:func:`misspelled_column`) and, in a function passed to an
+    adapter, the framework's own argument names the adapter does not pass."""
+    zero_config = not config.has_task_fields
+    adapter_known = _adapter_known(facts) if facts.adapters else frozenset()
     known = config.field_names
     for parameter in _fillable(facts):
-        name, span = parameter.name, parameter.span
+        name = parameter.name
         if (
             parameter.has_default != with_default
             or name in known
-            or (only_model_outputs and name not in MODEL_OUTPUT_NAMES)
+            or adapter_known is None
+            or name in adapter_known
             or _predefined_misspelling(parameter, config)
         ):
             continue
-        suggestion = closest_field(name, config)
-        if with_default:
-            message = f"no field fills `{name}`: it is always its default"
+        native = _framework_name(facts, name)
+        column = misspelled_column(name) if zero_config and native is None else None
+        if zero_config and native is None and column is None and name not in MODEL_OUTPUT_NAMES:
+            continue
+        if native is not None:
+            message, suggestion = native
+        elif column is not None:
+            suggestion = column
+            message = (
+                f"`{name}` looks like a misspelling of `{column}`, a common dataset column: no "
+                "predefined or injected field fills it, and unless the dataset has a column "
+                f"`{name}` the runtime raises MissingFieldError"
+            )
         else:
+            suggestion = closest_field(name, config)
             message = f"`{name}` is not a field: no predefined, injected or task field fills it"
-        if name in MODEL_OUTPUT_NAMES:
+        if with_default and native is None:
+            message = f"no field fills `{name}`: it is always its default"
+        if name in MODEL_OUTPUT_NAMES and native is None:
             message += f" (`{name}` is {MODEL_OUTPUT_NAMES[name]})"
-        fixes: list[Fix] = []
-        if suggestion:
-            message += f"; did you mean `{suggestion}`?"
-            fixes.append(rename_fix(facts, name, suggestion))
-        else:
-            message += " (if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
-        yield rule.diagnostic(
-            span,
-            message,
-            fixes=fixes,
-            data=reward_data(facts, parameter=name, suggestion=suggestion),
+        guessed = zero_config and column is not None
+        yield _unfilled_diagnostic(
+            rule, facts, parameter, message, suggestion, guessed, native is not None
         )
+
+
+def _unfilled_diagnostic(
+    rule: type[Rule],
+    facts: RewardFacts,
+    parameter: RewardParameter,
+    message: str,
+    suggestion: str | None,
+    guessed_column: bool,
+    native: bool,
+) -> Diagnostic:
+    """RK101/RK104's diagnostic: the message, the did-you-mean and its rename fix."""
+    name = parameter.name
+    fixes: list[Fix] = []
+    if suggestion:
+        message += f"; did you mean `{suggestion}`?"
+        fixes.append(rename_fix(facts, name, suggestion))
+    elif not native:
+        message += " (if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
+    if guessed_column:
+        message += " (declare the dataset's columns in `task_fields` to check them exactly)"
+    return rule.diagnostic(
+        parameter.span,
+        message,
+        fixes=fixes,
+        data=reward_data(facts, parameter=name, suggestion=suggestion),
+    )
 
 
 class UnknownField(Rule):
     """A parameter without a default that no field fills: the runtime raises ``MissingFieldError``
     (or, where fields are filtered, the reward never runs). Reported when task fields are declared
-    (``task_fields`` or ``task_schema``); without them any name could be a task field, except
-    the names other frameworks give the model's output, which no dataset provides:
-    ``prediction`` (AgentFly's older name for ``final_response``) and ``solution_str`` (verl's)."""
+    (``task_fields`` or ``task_schema``). Without them any name could be a task field, except
+    the names other frameworks give the model's output, which no dataset provides
+    (``prediction``, AgentFly's older name for ``final_response``, and verl's ``solution_str``),
+    and a name one or two edits from a common dataset column (``answr``, ``solutoin``,
+    ``groundtruth``) that is no common column itself (``answers`` and ``labels`` are)."""
 
     code = "RK101"
     severity = Severity.ERROR
@@ -179,8 +321,21 @@ class UnknownField(Rule):
             "    return float(final_response == gold)\n",
             task_fields=(),
         ),
+        Valid(
+            "from rewardkit import reward\n\n@reward\ndef any_of(final_response, answers):\n"
+            "    return float(final_response in answers)\n",
+            task_fields=(),
+        ),
     )
     INVALID = (
+        Invalid(
+            "from rewardkit import reward\n\n@reward\ndef qa(final_response: str, answr: str):\n"
+            "    return float(final_response == answr)\n",
+            4,
+            "from rewardkit import reward\n\n@reward\ndef qa(final_response: str, answer: str):\n"
+            "    return float(final_response == answer)\n",
+            task_fields=(),
+        ),
         Invalid(
             "from rewardkit import reward\n\n@reward\ndef exact(final_response, answr):\n"
             "    return float(final_response == answr)\n",

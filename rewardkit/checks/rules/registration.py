@@ -13,10 +13,16 @@ if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
 
 
+SHOWN_OTHERS = 3
+"""RK401 names this many other definitions of a name and counts the rest (6,000 modules sharing
+a name would otherwise print 6,000 x 6,000 places)."""
+
+
 class DuplicateRewardName(Rule):
     """Two rewards registered under the same name: the second replaces (or clashes with) the
-    first. Reported at both definitions, in one module or across the checked files. Names are
-    compared ignoring case, as the registry does."""
+    first. Reported at both definitions, in one module or across the checked files, naming up to
+    three other definitions and counting the rest. Names are compared ignoring case, as the
+    registry does."""
 
     code = "RK401"
     severity = Severity.ERROR
@@ -37,7 +43,9 @@ class DuplicateRewardName(Rule):
     def duplicates(
         cls, definitions: Sequence[tuple[str | None, RewardDefinition]]
     ) -> list[tuple[int, Diagnostic]]:
-        """RK401 for each (path, definition) whose name another definition also has: (index, diagnostic)."""
+        """RK401 for each (path, definition) whose name another definition also has: (index,
+        diagnostic). Each names the first :data:`SHOWN_OTHERS` other definitions (in the order
+        given) and counts the rest: linear in time, memory and output however many share a name."""
         by_name: dict[str, list[int]] = {}
         for index, (_, definition) in enumerate(definitions):
             if definition.name:
@@ -46,30 +54,41 @@ class DuplicateRewardName(Rule):
         for indices in by_name.values():
             if len(indices) < 2:
                 continue
+            head = indices[: SHOWN_OTHERS + 1]
             for index in indices:
-                path, definition = definitions[index]
-                name = definition.name
-                others = []
-                for other in indices:
-                    if other == index:
-                        continue
-                    other_path, other_definition = definitions[other]
-                    line = other_definition.span.line
-                    where = f"line {line}" if other_path == path else f"{other_path}:{line}"
-                    if other_definition.name != name:
-                        where += f" (as {other_definition.name!r})"
-                    others.append(where)
+                others = [definitions[other] for other in head if other != index]
                 found.append(
-                    (
-                        index,
-                        cls.diagnostic(
-                            definition.span,
-                            f"reward name {name!r} is also defined at {', '.join(others)}",
-                            data={"reward": name, "others": others},
-                        ),
-                    )
+                    (index, cls.finding(definitions[index], others[:SHOWN_OTHERS], len(indices) - 1))
                 )
         return found
+
+    @classmethod
+    def finding(
+        cls,
+        located: tuple[str | None, RewardDefinition],
+        others: Sequence[tuple[str | None, RewardDefinition]],
+        count: int,
+    ) -> Diagnostic:
+        """RK401 at ``located`` (path, definition), naming ``others`` (the first few other
+        definitions of its name) among ``count`` in all; the language server builds the same."""
+        path, definition = located
+        name = definition.name
+        places = []
+        for other_path, other_definition in others:
+            line = other_definition.span.line
+            where = f"line {line}" if other_path == path else f"{other_path}:{line}"
+            if other_definition.name != name:
+                where += f" (as {other_definition.name!r})"
+            places.append(where)
+        listed = ", ".join(places)
+        more = count - len(places)
+        if more > 0:
+            listed += f" and {more:,} other definition{'s' * (more != 1)}"
+        return cls.diagnostic(
+            definition.span,
+            f"reward name {name!r} is also defined at {listed}",
+            data={"reward": name, "others": places, "count": count},
+        )
 
 
 class IncompleteBaseReward(Rule):

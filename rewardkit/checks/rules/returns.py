@@ -262,7 +262,7 @@ _STATEMENT_KEYWORDS: dict[type[ast.AST], str] = {
 }
 
 
-def _always_leaves(statements: Sequence[ast.stmt]) -> bool:
+def always_leaves(statements: Sequence[ast.stmt]) -> bool:
     """Whether running ``statements`` always ends in ``return`` or ``raise`` (never falls through)."""
     return any(_statement_leaves(statement) for statement in statements)
 
@@ -298,18 +298,18 @@ def _statement_leaves(statement: ast.stmt) -> bool:
     if isinstance(statement, (ast.Return, ast.Raise)):
         return True
     if isinstance(statement, ast.If):
-        return _always_leaves(statement.body) and _always_leaves(statement.orelse)
+        return always_leaves(statement.body) and always_leaves(statement.orelse)
     if isinstance(statement, TRY_STATEMENTS):
-        if _always_leaves(statement.finalbody):
+        if always_leaves(statement.finalbody):
             return True
-        normal = _always_leaves(statement.body) or _always_leaves(statement.orelse)
-        return normal and all(_always_leaves(handler.body) for handler in statement.handlers)
+        normal = always_leaves(statement.body) or always_leaves(statement.orelse)
+        return normal and all(always_leaves(handler.body) for handler in statement.handlers)
     if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return _always_leaves(statement.body)
+        return always_leaves(statement.body)
     if isinstance(statement, ast.While):
         return _is_forever(statement.test) and not _has_break(statement.body)
     if isinstance(statement, (ast.For, ast.AsyncFor)):
-        return _always_leaves(statement.orelse) and not _has_break(statement.body)
+        return always_leaves(statement.orelse) and not _has_break(statement.body)
     if isinstance(statement, ast.Match):
         irrefutable = any(
             isinstance(case.pattern, ast.MatchAs)
@@ -317,7 +317,7 @@ def _statement_leaves(statement: ast.stmt) -> bool:
             and case.guard is None
             for case in statement.cases
         )
-        return irrefutable and all(_always_leaves(case.body) for case in statement.cases)
+        return irrefutable and all(always_leaves(case.body) for case in statement.cases)
     return False
 
 
@@ -359,7 +359,7 @@ class ReturnsNothing(Rule):
                     data=reward_data(facts),
                 )
         statements = facts.function.body
-        if not statements or _always_leaves(statements):
+        if not statements or always_leaves(statements):
             return
         last = statements[-1]
         positions = facts.positions
