@@ -1,6 +1,7 @@
 """The HTML report in a real headless Chromium (Debian's): cases shown by page, filter by tag,
-search, highlight, no network, 16,000 cases in a file of a few MB. Saves screenshots to
-test-artifacts/. (How fast it opens is measured by benchmarks/eval_html_report.py.)"""
+search, highlight, the answer's context in a collapsed row, LaTeX typeset by the bundled KaTeX,
+empty and missing responses told apart, no network, 16,000 cases in a file of a few MB. Saves
+screenshots to test-artifacts/. (How fast it opens is measured by benchmarks/eval_html_report.py.)"""
 
 from __future__ import annotations
 
