@@ -11,7 +11,8 @@ process, `--repeat` times (default 3; best kept: other load only slows a run dow
   results and the responses back, rendering, compressing, writing), against the same resume
   without `--html`; wall time and peak RSS of the process.
 - opening: from navigation start to the first page of rows on screen (the report's
-  `rewardkit-report-ready` performance mark), in a new page of one browser.
+  `rewardkit-report-ready` performance mark), in a new page of one browser; then to the same
+  rows with their LaTeX typeset (`rewardkit-report-math`: KaTeX is decoded after the rows).
 
 The peer, measured in the same run: the same cases as a plain HTML table, one `<tr>` per case
 with the escaped response (what the report was before, and what a quick `to_html` gives), opened
@@ -92,8 +93,11 @@ def plain_table(results: Path, data: Path, target: Path) -> None:
     )
 
 
-def open_times(browser, path: Path, *, ready: bool, repeat: int) -> list[float]:
-    """Milliseconds from navigation start to the first page of rows (`ready`) or to `load`."""
+def open_times(
+    browser, path: Path, *, ready: bool, repeat: int, math: list[float] | None = None
+) -> list[float]:
+    """Milliseconds from navigation start to the first page of rows (`ready`) or to `load`;
+    with `ready`, `math` gets the times to the same rows with their LaTeX typeset by KaTeX."""
     times = []
     for _ in range(repeat):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -103,6 +107,13 @@ def open_times(browser, path: Path, *, ready: bool, repeat: int) -> list[float]:
             value = page.evaluate(
                 "performance.getEntriesByName('rewardkit-report-ready')[0].startTime"
             )
+            page.wait_for_selector("body[data-math='1']", timeout=120_000)
+            if math is not None:
+                math.append(
+                    page.evaluate(
+                        "performance.getEntriesByName('rewardkit-report-math')[0].startTime"
+                    )
+                )
         else:
             value = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
         times.append(float(value))
@@ -139,7 +150,8 @@ def main() -> None:
                 bases.append(measure_write(data, results, None))
                 writes.append(measure_write(data, results, report))
             plain_table(results, data, peer)
-            ours = open_times(browser, report, ready=True, repeat=args.repeat)
+            typeset: list[float] = []
+            ours = open_times(browser, report, ready=True, repeat=args.repeat, math=typeset)
             theirs = open_times(browser, peer, ready=False, repeat=args.repeat)
             best_write = min(w["wall"] for w in writes) - min(b["wall"] for b in bases)
             peak, base_peak = (min(r["peak_kb"] for r in runs) / 1024 for runs in (writes, bases))
@@ -154,6 +166,10 @@ def main() -> None:
             print(
                 f"  opening in Chromium, navigation to first page of rows: best {min(ours):.0f} ms "
                 f"(all: {', '.join(f'{t:.0f}' for t in ours)}; target 2000 ms)"
+            )
+            print(
+                f"  then their LaTeX typeset (KaTeX decoded, run, 100 rows re-rendered): best "
+                f"{min(typeset):.0f} ms (all: {', '.join(f'{t:.0f}' for t in typeset)})"
             )
             print(
                 f"  peer, a plain table of every case: {peer.stat().st_size / 2**20:.1f} MB, "

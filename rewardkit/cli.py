@@ -40,6 +40,19 @@ def _help() -> str:
     return "\n".join(lines)
 
 
+def _unknown(command: str) -> str:
+    """What is wrong with ``command``, with the nearest subcommand or option if one is close."""
+    import difflib
+
+    if command.startswith("-"):
+        what, known = "option", ["--version", "--help"]
+    else:
+        what, known = "subcommand", list(SUBCOMMANDS)
+    close = difflib.get_close_matches(command, known, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else f" (choose from {', '.join(known)})"
+    return f"unknown {what} '{command}'{hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -52,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args[0]
     if command not in SUBCOMMANDS:
         print(USAGE, file=sys.stderr)
-        print(f"rewardkit: error: unknown subcommand {command!r}", file=sys.stderr)
+        print(f"rewardkit: error: {_unknown(command)}", file=sys.stderr)
         return 2
     module_name, _ = SUBCOMMANDS[command]
     try:

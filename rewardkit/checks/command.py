@@ -48,7 +48,10 @@ class UsageError(Exception):
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # (argparse would say "invalid _positive value")
+        value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive number of characters, not {text}")
     return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -122,9 +123,12 @@ def _placed_syntax_error(error: Diagnostic, offset: int) -> Diagnostic:
 
 
 def parse(text: str) -> ast.Module | Diagnostic:
-    """CPython's tree of ``text``, or the RK900 saying why there is none (never raises)."""
+    """CPython's tree of ``text``, or the RK900 saying why there is none (never raises, never
+    warns: the checked code's SyntaxWarnings, e.g. ``1if x``, are not ours to print)."""
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
     except SyntaxError as error:
         line = error.lineno or 1
         column = (error.offset or 1) - 1

@@ -16,6 +16,7 @@ import orjson
 
 from rewardkit.evaluation.option_names import option
 from rewardkit.failures import FailureTag
+from rewardkit.math.verdict import quoted
 
 DEFAULT_GOLD_FIELDS = ("gold", "answer")
 """Gold field names tried in order when the user did not name one (`answer` is MATH's)."""
@@ -192,13 +193,13 @@ def _case_id(record: dict[str, Any], fields: FieldNames, *, path: str, line: int
         return case_id
     if fields.id not in record:
         raise EvalInputError(
-            f"missing id field {fields.id!r} (choose another with {option('id_field')}); "
-            f"keys: {sorted(record)}",
+            f"missing id field {quoted(fields.id)} (choose another with {option('id_field')}); "
+            f"keys: {', '.join(map(quoted, sorted(record)))}",
             path=path,
             line=line,
         )
     raise EvalInputError(
-        f"the id field {fields.id!r} is {_json_type(value)}: an id is a non-empty string or "
+        f"the id field {quoted(fields.id)} is {_json_type(value)}: an id is a non-empty string or "
         "a number",
         path=path,
         line=line,
@@ -226,7 +227,7 @@ def parse_case_line(
             break
     else:
         raise EvalInputError(
-            f"case {case_id!r}: missing gold field {' or '.join(map(repr, fields.gold))} "
+            f"case {quoted(case_id)}: missing gold field {' or '.join(map(quoted, fields.gold))} "
             f"(choose one with {option('gold_field')})",
             path=path,
             line=line,
@@ -234,7 +235,7 @@ def parse_case_line(
     gold = _as_text(gold_value)
     if gold is None:
         raise EvalInputError(
-            f"case {case_id!r}: gold must be a string or a number, got {type(gold_value).__name__}",
+            f"case {quoted(case_id)}: gold must be a string or a number, got {type(gold_value).__name__}",
             path=path,
             line=line,
         )
@@ -253,8 +254,8 @@ def parse_case_line(
     if not need_response:
         if question is None:
             raise EvalInputError(
-                f"case {case_id!r}: generation needs a string question field "
-                f"{fields.question!r} (choose another with {option('question_field')})",
+                f"case {quoted(case_id)}: generation needs a string question field "
+                f"{quoted(fields.question)} (choose another with {option('question_field')})",
                 path=path,
                 line=line,
             )
@@ -263,7 +264,7 @@ def parse_case_line(
     if not isinstance(response, str):
         found = "missing" if fields.response not in record else f"a {type(response).__name__}"
         raise EvalInputError(
-            f"case {case_id!r}: response field {fields.response!r} must be a string, it is {found} "
+            f"case {quoted(case_id)}: response field {quoted(fields.response)} must be a string, it is {found} "
             f"(choose another with {option('response_field')})",
             path=path,
             line=line,
@@ -331,7 +332,7 @@ def cases_of_lines(
             )
             if case.id in seen:
                 raise EvalInputError(
-                    f"duplicate id {case.id!r} (first on line {seen[case.id]})",
+                    f"duplicate id {quoted(case.id)} (first on line {seen[case.id]})",
                     path=path,
                     line=number,
                 )

@@ -12,12 +12,14 @@ continue with --resume); 1 a bug in rewardkit (a traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import re
 import signal
 import sys
 import warnings
+from collections.abc import Sequence
 
 from rewardkit.evaluation.cases import (
     DEFAULT_GOLD_FIELDS,
@@ -53,6 +55,7 @@ from rewardkit.evaluation.runner import (
     run_math_eval,
 )
 from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, capped_workers
+from rewardkit.math.verdict import quoted
 
 PROG = "rewardkit eval math"
 
@@ -61,13 +64,41 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as exit status 2 without a traceback (its default)."""
 
 
-def _positive_float(text: str) -> float:
+class _TaskParser(_Parser):
+    """A task's parser (`math`): it refuses the arguments it does not know itself, with its own
+    usage and the nearest option, where argparse leaves them to `rewardkit eval`'s parser (whose
+    usage, `rewardkit eval [-h] {math}`, names no option of the task)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(_unrecognized(extras, list(self._option_string_actions)))
+        return namespace, extras
+
+
+def _unrecognized(extras: list[str], options: list[str]) -> str:
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for extra in extras:
+        if extra.startswith("-"):
+            close = difflib.get_close_matches(extra.partition("=")[0], options, n=1)
+            if close:
+                return f"{message} (did you mean {close[0]}?)"
+    return message
+
+
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {quoted(text)}") from None
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text)
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be > 0: {quoted(text)}")
     return value
 
 
@@ -75,9 +106,9 @@ def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {quoted(text)}") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be >= 0: {quoted(text)}")
     return value
 
 
@@ -88,7 +119,9 @@ def memory_size(text: str) -> int:
     """`2G`, `512M`, `1.5GiB`, `0` (no cap) -> bytes (powers of 1024)."""
     found = _SIZE.fullmatch(text.strip())
     if found is None:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2G, 512M, 0 for no cap)")
+        raise argparse.ArgumentTypeError(
+            f"not a size: {quoted(text)} (e.g. 2G, 512M, 0 for no cap)"
+        )
     number, unit = found.groups()
     return int(float(number) * 1024 ** "bkmgt".index((unit or "b").lower()))
 
@@ -97,7 +130,7 @@ def grader_function(text: str) -> object:
     """`package.module:function` -> the function (imported now, so a typo is a usage error)."""
     module_name, _, name = text.partition(":")
     if not module_name or not name:
-        raise argparse.ArgumentTypeError(f"expected MODULE:FUNCTION, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected MODULE:FUNCTION, got {quoted(text)}")
     try:
         function = getattr(importlib.import_module(module_name), name)
     except (ImportError, AttributeError) as exc:
@@ -124,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rewardkit eval", description="Evaluate model responses with rewardkit's graders."
     )
-    tasks = parser.add_subparsers(dest="task", metavar="{math}", required=True)
+    tasks = parser.add_subparsers(
+        dest="task", metavar="{math}", required=True, parser_class=_TaskParser
+    )
     math = tasks.add_parser(
         "math",
         help="grade MATH-style responses against gold answers",
@@ -312,7 +347,7 @@ def _add_generation_options(math: argparse.ArgumentParser) -> None:
         help=f"completion budget (default: {DEFAULT_MAX_TOKENS}; truncated reasoning is the usual cause of NO_ANSWER)",
     )
     gen.add_argument(
-        "--temperature", type=float, default=0.0, help="sampling temperature (default: 0)"
+        "--temperature", type=_number, default=0.0, help="sampling temperature (default: 0)"
     )
     gen.add_argument(
         "--concurrency", type=_non_negative_int, default=8, help="requests in flight (default: 8)"

@@ -1,7 +1,9 @@
 """The `--html` report: one self-contained file (inline CSS, JS and SVG, no network).
 
 It shows the score, a bar chart of outcomes, and a per-case table filterable by outcome (buttons
-or a click on a bar) and by text, with each response's extracted answer highlighted.
+or a click on a bar) and by text. Each row shows the extracted answer and the expected value
+typeset by KaTeX (carried in the page: `katex_assets`), and, until clicked, only the lines of the
+response around the extracted answer (highlighted), or its last lines when there is none.
 
 The cases travel as data, not as HTML: one JSON document of columns (outcomes and reasons as
 small integers, texts in a table of distinct strings), gzip-compressed and base64-encoded in a
@@ -24,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from rewardkit.evaluation.katex_assets import KATEX_ELEMENT_ID, katex_bundle
 from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.report import format_score
 from rewardkit.evaluation.scoring import PASS, CaseResult, Summary
@@ -37,8 +40,9 @@ OUTCOME_COLOURS = {
     FailureTag.HARNESS_ERROR.value: "#ef6c00",
 }
 OUTCOMES = tuple(OUTCOME_COLOURS)
-DATA_FORMAT = 1
-"""Version of the embedded data's layout (its `format` field)."""
+DATA_FORMAT = 2
+"""Version of the embedded data's layout (its `format` field). 2: an empty text is a string
+(`""`), told apart from a missing one (-1)."""
 COMPRESSION_LEVEL = 6
 """zlib's default. On 16,000 responses: level 3 is 2.7x as fast (0.16 vs 0.43 s) but 35% larger,
 level 9 2x as slow for 4% less; 6 keeps unrelated responses (a ratio of ~4) under 8 MB."""
@@ -51,7 +55,7 @@ def report_data(results: Iterable[CaseResult]) -> dict[str, Any]:
     """The cases as columns, in input order.
 
     `outcome` and `reason` index the `outcomes` and `reasons` tables; `answer`, `expected`,
-    `error` and `response` index `strings` (-1: none). Texts are stored once however many
+    `error` and `response` index `strings` (-1: none; an empty text is `""`). Texts are stored once however many
     cases share them (a gold, a repeated response). The string table is ordered by expected
     answer, so that the responses to one problem sit side by side, within reach of gzip's 32 KB
     window: sampling k responses per problem then costs little more than one."""
@@ -61,7 +65,7 @@ def report_data(results: Iterable[CaseResult]) -> dict[str, Any]:
     order_key: list[tuple[str, int]] = []
 
     def intern(text: object, group: str) -> int:
-        if text is None or text == "":
+        if text is None:
             return -1
         value = str(text)
         index = strings.get(value)
@@ -189,6 +193,8 @@ def render_html(
         page_size=str(PAGE_SIZE),
         data_id=DATA_ELEMENT_ID,
         data=encode_data(report_data(results)),
+        katex_id=KATEX_ELEMENT_ID,
+        katex=katex_bundle(),
     )
 
 

@@ -14,6 +14,7 @@ from rewardkit.evaluation.errors import EvalOutputError, os_error_reason
 from rewardkit.evaluation.grading import decided_to_result
 from rewardkit.evaluation.output_files import encode_text
 from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.math.verdict import quoted
 
 
 class IdLedger:
@@ -57,7 +58,7 @@ class IdLedger:
                 continue
             other = self.first_line[case_id]
             first, duplicate = sorted((line or 0, other or 0))
-            reason = f"duplicate id {case_id!r} (first on line {first})"
+            reason = f"duplicate id {quoted(case_id)} (first on line {first})"
             if not self.skip_bad:
                 raise EvalInputError(reason, path=self.path or "<input>", line=duplicate)
             if duplicate == line:  # this line is the duplicate: replace its result

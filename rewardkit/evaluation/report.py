@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -127,8 +128,14 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
 
 
 def print_summary(table: Table, stream: TextIO) -> None:
-    """Print the table; plain text when `stream` is not a terminal (CI logs, pipes)."""
+    """Print the table; plain text when `stream` is not a terminal (CI logs, pipes), without
+    the spaces rich pads each line with to the table's width."""
     from rich.console import Console
 
-    console = Console(file=stream, width=max(100, Console(file=stream).width), highlight=False)
-    console.print(table)
+    terminal = Console(file=stream)
+    if terminal.is_terminal:
+        Console(file=stream, width=max(100, terminal.width), highlight=False).print(table)
+        return
+    text = io.StringIO()
+    Console(file=text, width=100, highlight=False, color_system=None).print(table)
+    stream.write("".join(line.rstrip() + "\n" for line in text.getvalue().splitlines()))

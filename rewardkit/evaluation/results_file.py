@@ -34,6 +34,7 @@ from rewardkit.evaluation.errors import (
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.math.verdict import quoted
 
 try:
     import fcntl
@@ -284,10 +285,14 @@ def read_results(path: str | Path) -> ResultsFile:
     )
 
 
+def _shown(value: object) -> str:
+    return quoted(value) if isinstance(value, str) else repr(value)
+
+
 def _differences(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> list[str]:
     keys = sorted(set(theirs) | set(ours))
     return [
-        f"{key} {theirs.get(key)!r} there, {ours.get(key)!r} here"
+        f"{key} {_shown(theirs.get(key))} there, {_shown(ours.get(key))} here"
         for key in keys
         if theirs.get(key) != ours.get(key)
     ]
@@ -355,7 +360,7 @@ def check_foreign_ids(
     ]
     if not foreign:
         return existing.results
-    shown = ", ".join(f"line {line} {case_id!r}" for line, case_id in foreign[:5])
+    shown = ", ".join(f"line {line} {quoted(case_id)}" for line, case_id in foreign[:5])
     more = f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else ""
     what = (
         f"{path}: {len(foreign):,} result{'s are' if len(foreign) != 1 else ' is'} for "

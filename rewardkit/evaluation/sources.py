@@ -29,6 +29,7 @@ from rewardkit.evaluation.grading import GradeOptions, Grader
 from rewardkit.evaluation.input_file import InputFile
 from rewardkit.evaluation.scoring import CaseResult
 from rewardkit.evaluation.workers import InProcessExecutor, ProcessExecutor, chunk_cases
+from rewardkit.math.verdict import quoted
 
 
 def input_blocks(
@@ -84,7 +85,7 @@ def records_to_cases(
                 need_response=need_response,
             )
         if case.id in seen:
-            raise EvalInputError(f"duplicate id {case.id!r}", path="<records>", line=number)
+            raise EvalInputError(f"duplicate id {quoted(case.id)}", path="<records>", line=number)
         seen.add(case.id)
         yield case
 

@@ -27,6 +27,8 @@ WAIT = "WAIT-FOR:"
 """`WAIT-FOR:<started>:<release>`: create <started>, wait (60 s at most) until <release> exists, then grade."""
 EAT = "EAT-MEMORY:"
 """`EAT-MEMORY:<MiB>`: allocate that much memory before grading (against the worker's cap)."""
+LATEX_ERROR = "LATEX-ERROR"
+"""The grader raises an error whose text holds LaTeX (its backslashes must reach every output as written)."""
 
 
 def _argument(response: str, marker: str) -> str:
@@ -62,6 +64,8 @@ def grade_or_crash(response: str, gold: str, **options: Any) -> Any:
         time.sleep(0.5)
     elif RAISE in response:
         raise ZeroDivisionError("grader bug")
+    elif LATEX_ERROR in response:
+        raise ValueError(r"gold '\frac{1}{' does not parse")
     return grade(response, gold, **options)
 
 

@@ -1,12 +1,14 @@
 """The HTML report in a real headless Chromium (Debian's): cases shown by page, filter by tag,
-search, highlight, no network, 16,000 cases in a file of a few MB. Saves screenshots to
-test-artifacts/. (How fast it opens is measured by benchmarks/eval_html_report.py.)"""
+search, highlight, the answer's context in a collapsed row, LaTeX typeset by the bundled KaTeX,
+empty and missing responses told apart, no network, 16,000 cases in a file of a few MB. Saves
+screenshots to test-artifacts/. (How fast it opens is measured by benchmarks/eval_html_report.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from headless_chromium import CHROMIUM, CHROMIUM_ARGS
 
 from rewardkit.evaluation import sample_path
 from rewardkit.evaluation.html_report import PAGE_SIZE, decode_data
+from rewardkit.evaluation.katex_assets import KATEX_ELEMENT_ID, KATEX_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +51,8 @@ def open_report(browser, path: Path):
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready]")
     assert page.get_attribute("body", "data-ready") == "1", page.inner_text("#status")
+    page.wait_for_selector("body[data-math]")  # KaTeX comes after the first rows
+    assert page.get_attribute("body", "data-math") == "1", page.inner_text("#status")
     return page, requested
 
 
@@ -165,3 +170,154 @@ def test_a_16000_case_report_is_a_few_mb_and_renders_one_page_at_a_time(
     page.screenshot(path=str(artifacts_dir / "eval-report-16000.png"), full_page=False)
     assert all(url.startswith("file://") for url in requested), requested
     page.close()
+
+
+FILLER = [f"Step {k}: we compute the {k}th partial sum." for k in range(1, 41)]
+CONTEXT_CASES = [
+    {  # the box on line 41 of 43: the collapsed row shows lines 38-42, not the start
+        "id": "long-context",
+        "response": "\n".join(
+            [*FILLER, r"So the answer is \boxed{\frac{1}{2}}.", "Done.", "Check."]
+        ),
+        "answer": r"\frac{1}{2}",
+    },
+    {  # no answer: the last lines, where the grader looked
+        "id": "no-answer-tail",
+        "response": "\n".join([*(f"Line {k} of reasoning." for k in range(1, 31)), "I give up."]),
+        "answer": "3",
+    },
+    {  # one long paragraph: the context is clipped to characters around the answer
+        "id": "long-line",
+        "response": "word " * 600 + r"hence \boxed{42} and " + "more " * 300,
+        "answer": "42",
+    },
+    {"id": "sqrt", "response": r"\boxed{\sqrt{2}}", "answer": r"\sqrt{2}"},
+    {"id": "power", "response": r"\boxed{x^{2}}", "answer": "x^2"},  # (an italic x: KaTeX_Math)
+    {"id": "bad-gold", "response": r"\boxed{1}", "answer": "\\frac{1}{"},
+    {"id": "empty", "response": "", "answer": "1"},
+    {"id": "blank", "response": " \n\t ", "answer": "1"},
+    {"id": "missing", "error": "the endpoint timed out", "answer": "1"},
+]
+
+
+@pytest.fixture(scope="module")
+def context_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`rewardkit eval math --html` on responses made to show the collapsed context and LaTeX."""
+    where = tmp_path_factory.mktemp("context-html")
+    write_jsonl(where / "in.jsonl", CONTEXT_CASES)
+    return cli_in(where, "in.jsonl", "--workers", "1", "--html", "report.html")
+
+
+def row(page, case_id: str):
+    return page.locator(f'#cases tbody tr:has(td.id:text-is("{case_id}"))')
+
+
+def test_a_collapsed_row_shows_the_lines_around_the_extracted_answer(
+    context_report: Path, browser, artifacts_dir: Path
+) -> None:
+    """Issue 26 item 4: a collapsed response shows the answer's context, not its first lines;
+    a click shows all of it, another click the context again."""
+    page, requested = open_report(browser, context_report / "report.html")
+    long = row(page, "long-context").locator("pre.response")
+    collapsed = long.inner_text()
+    assert collapsed.splitlines() == [
+        "⋯ 37 lines above",
+        *FILLER[37:],
+        r"So the answer is \boxed{\frac{1}{2}}.",
+        "Done.",
+        "⋯ 1 line below",
+    ]
+    assert long.locator("mark.answer").inner_text() == r"\frac{1}{2}"
+    mark, box = long.locator("mark.answer").bounding_box(), long.bounding_box()
+    assert box["y"] <= mark["y"]
+    assert mark["y"] + mark["height"] <= box["y"] + box["height"]
+
+    long.click()
+    expanded = long.inner_text()
+    assert expanded == CONTEXT_CASES[0]["response"]
+    assert long.locator("mark.answer").inner_text() == r"\frac{1}{2}"
+    long.click()
+    assert long.inner_text() == collapsed
+
+    tail = row(page, "no-answer-tail").locator("pre.response").inner_text()
+    assert tail.splitlines() == [
+        "⋯ 27 lines above",
+        *(f"Line {k} of reasoning." for k in range(28, 31)),
+        "I give up.",
+    ]
+    clipped = row(page, "long-line").locator("pre.response")
+    assert clipped.locator("mark.answer").inner_text() == "42"
+    text = clipped.inner_text()
+    assert text.startswith("…word ")  # cut at a space near 400 characters before the answer
+    assert text.endswith(" more…")  # and near 200 after it
+    assert 540 <= len(text) <= 610
+    page.screenshot(path=str(artifacts_dir / "eval-report-context.png"), full_page=True)
+    assert all(url.startswith("file://") for url in requested), requested
+    page.close()
+
+
+def test_an_empty_response_is_told_apart_from_a_missing_one(context_report: Path, browser) -> None:
+    """Issue 26 item 13: "(no response)" was shown for both."""
+    page, _requested = open_report(browser, context_report / "report.html")
+    assert row(page, "missing").locator("td").last.inner_text().splitlines() == [
+        "(no response)",
+        "generation failed upstream: the endpoint timed out",
+    ]
+    assert row(page, "empty").locator(".empty-response").inner_text() == "(empty response)"
+    assert (
+        row(page, "blank").locator(".empty-response").inner_text()
+        == "(empty response: 4 whitespace characters)"
+    )
+    assert page.locator(".no-response").count() == 1
+    page.close()
+
+
+def test_a_bad_golds_error_is_shown_as_written(context_report: Path, browser) -> None:
+    """Issue 26 item 9: `gold '\\\\frac{1}{'` (a Python repr) in the HTML; now the gold's text."""
+    page, _requested = open_report(browser, context_report / "report.html")
+    error = row(page, "bad-gold").locator(".error").inner_text()
+    assert error.startswith("gold '\\frac{1}{' ")
+    assert "\\\\" not in error
+    page.close()
+
+
+def test_answers_and_expected_values_are_typeset_by_the_bundled_katex(
+    context_report: Path, browser
+) -> None:
+    """Issue 26 item 4: LaTeX rendered offline (KaTeX and its fonts inside the page), the
+    source under it; what KaTeX cannot parse and plain numbers stay as written."""
+    page, requested = open_report(browser, context_report / "report.html")
+    answer = row(page, "long-context").locator("td.ans")
+    assert answer.locator(".katex .mfrac").count() == 1
+    assert answer.locator(".katex annotation").text_content() == r"\frac{1}{2}"
+    assert answer.locator("code.source").inner_text() == r"\frac{1}{2}"
+    assert row(page, "sqrt").locator("td.exp .katex .sqrt").count() == 1
+    assert row(page, "power").locator("td.ans .katex .msupsub").count() == 1
+
+    bad_gold = row(page, "bad-gold").locator("td.exp")
+    assert bad_gold.locator(".katex").count() == 0
+    assert bad_gold.locator("code.source.unrendered").inner_text() == "\\frac{1}{"
+    assert "KaTeX" in bad_gold.locator("code.source").get_attribute("title")
+
+    plain = row(page, "long-line").locator("td.ans")
+    assert plain.inner_text() == "42"
+    assert plain.locator(".katex").count() == 0
+
+    fonts = page.evaluate(
+        """() => document.fonts.ready.then(() => Array.from(document.fonts)
+            .filter(face => face.status === "loaded").map(face => face.family))"""
+    )
+    assert "KaTeX_Main" in fonts
+    assert "KaTeX_Math" in fonts
+    assert all(url.startswith("file://") for url in requested), requested
+    page.close()
+
+
+def test_the_bundled_katex_adds_under_1_mb_to_a_report(context_report: Path) -> None:
+    """Issue 26 item 4: report size +1 MB at most; KATEX_VERSION is the vendored script's."""
+    page = (context_report / "report.html").read_text(encoding="utf-8")
+    start = page.index(f'id="{KATEX_ELEMENT_ID}"')
+    element = page[start : page.index("</script>", start)]
+    assert len(element.encode()) < 1_000_000
+    script = resources.files("rewardkit.evaluation").joinpath("data/katex/katex.min.js").read_text()
+    assert f'version:"{KATEX_VERSION}"' in script

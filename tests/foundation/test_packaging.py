@@ -78,6 +78,8 @@ def test_wheel_holds_every_package_and_the_typing_marker(wheel: Path) -> None:
         assert f"{package}/__init__.py" in names
         assert f"{package}/py.typed" in names
     assert "rewardkit/evaluation/data/math_sample.jsonl" in names
+    for katex in ("katex.min.js", "katex.min.css", "LICENSE", "fonts/KaTeX_Main-Regular.woff2"):
+        assert f"rewardkit/evaluation/data/katex/{katex}" in names  # the HTML report's KaTeX
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "rewardkit = rewardkit.cli:main" in text
@@ -106,10 +108,38 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
     )
     assert version.stdout.startswith("rewardkit ")
     demo = subprocess.run(
-        [str(env_dir / "bin" / "rewardkit"), "eval", "math", "--workers", "1"],
+        [str(env_dir / "bin" / "rewardkit"), "eval", "math", "--workers", "1", "--html", "r.html"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
     )
     assert demo.returncode == 0, demo.stderr
     assert "score" in demo.stdout.lower()
+    assert 'id="report-katex"' in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_editable_install_of_the_test_command_prints_no_setuptools_notice(
+    tmp_path: Path,
+) -> None:
+    """Issue 26 item 18: `.ci/test-all`'s `pip install -q -e` printed setuptools' "Editable
+    installation ... folders in your working directory with the same name as your package"
+    (a BuildBackendWarning pip 25+ shows even with -q). The script's PYTHONWARNINGS hides it."""
+    script = (ROOT / ".ci" / "test-all").read_text(encoding="utf-8")
+    (setting,) = re.findall(r'^PYTHONWARNINGS="([^"]+)" \\$', script, re.M)
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    source = copy_project(tmp_path / "rewardkit")
+    environment = {**os.environ, "PYTHONWARNINGS": setting}
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(source)],
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
+    assert install.returncode == 0, install.stderr
+    output = install.stdout + install.stderr
+    assert "Editable installation" not in output
+    assert "BuildBackendWarning" not in output
