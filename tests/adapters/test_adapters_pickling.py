@@ -103,9 +103,20 @@ def test_counters_start_fresh_in_the_copy() -> None:
 
 
 def _spawn_pool() -> ProcessPoolExecutor:
-    # spawn: a fresh interpreter that must import everything again (as Ray workers do)
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    # spawn: a fresh interpreter that must import everything again (as Ray workers do); it reads
+    # PYTHONPATH when the pool starts its worker, so the test's own value is put back at once
+    # (later tests' subprocesses must not find this directory, or rewardkit, through it)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), before or ""])
+    try:
+        executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        executor.submit(int).result()  # the worker is started (with HERE on its path)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+    return executor
 
 
 def test_process_pool_like_verls_prime_manager() -> None:

@@ -69,7 +69,9 @@ def test_the_readme_gives_a_local_hook_and_the_remote_form() -> None:
     assert hook["language"] == "python"
     assert hook["additional_dependencies"] == [PLACEHOLDER]
     # The local hook is the one the repository publishes, plus how to install it.
-    (published,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    published_hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert [h["id"] for h in published_hooks] == ["rewardkit-check", "rewardkit-fix"]
+    published = published_hooks[0]
     assert {k: v for k, v in hook.items() if k != "additional_dependencies"} == {
         k: v for k, v in published.items() if k != "description"
     }

@@ -25,19 +25,19 @@ from rewardkit import (
 
 
 def test_decorator_describes_the_reward() -> None:
-    def exact(final_response: str, answer: str, bonus: float = 0.0) -> float:
+    def exact_equal(final_response: str, answer: str, bonus: float = 0.0) -> float:
         """Exact match."""
         return float(final_response == answer) + bonus
 
-    wrapped = reward(exact)
+    wrapped = reward(exact_equal)
     assert isinstance(wrapped, Reward)
-    assert wrapped.name == "exact"
+    assert wrapped.name == "exact_equal"
     assert wrapped.is_async is False
     assert wrapped.parameters == ("final_response", "answer", "bonus")
-    assert wrapped.__wrapped__ is exact
+    assert wrapped.__wrapped__ is exact_equal
     assert wrapped.__doc__ == "Exact match."
-    assert inspect.signature(wrapped) == inspect.signature(exact)
-    assert get_reward("exact") is wrapped
+    assert inspect.signature(wrapped) == inspect.signature(exact_equal)
+    assert get_reward("exact_equal") is wrapped
 
 
 async def test_async_reward_returns_a_coroutine_of_a_result() -> None:

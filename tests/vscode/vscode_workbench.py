@@ -72,7 +72,13 @@ class CodeServer:
         return self.home / "extensions"
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("VSCODE_", "ELECTRON_"))}
+        # A user's editor: no VS Code variables of an outer editor, and no PYTHONPATH/PYTHONHOME
+        # (a test run's could make a bare interpreter import rewardkit from the checkout).
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("VSCODE_", "ELECTRON_")) and k not in ("PYTHONPATH", "PYTHONHOME")
+        }
         env.update(
             PATH=self.env_path,
             HOME=str(self.home / "home"),
