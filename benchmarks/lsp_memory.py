@@ -43,6 +43,7 @@ class Server:
         )
         self.published: dict[str, int] = {}
         self.replies: dict[int, Any] = {}
+        self.server_requests: dict[str, int] = {}
         self._next_id = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -59,10 +60,11 @@ class Server:
                 return
             message = json.loads(stream.read(length))
             if message.get("method") == "textDocument/publishDiagnostics":
-                with self._lock:
-                    uri = message["params"]["uri"]
-                    self.published[uri] = self.published.get(uri, 0) + 1
+                uri = message["params"]["uri"]
+                self.published[uri] = self.published.get(uri, 0) + 1
             elif "id" in message and "method" in message:
+                method = message["method"]
+                self.server_requests[method] = self.server_requests.get(method, 0) + 1
                 self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
             elif "id" in message:
                 self.replies[message["id"]] = message.get("result")
@@ -70,8 +72,9 @@ class Server:
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
+        with self._lock:  # the reader thread answers the server's requests
+            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.process.stdin.flush()
 
     def request(self, method: str, params: Any) -> Any:
         self._next_id += 1
@@ -114,32 +117,49 @@ def main() -> None:
         server = Server()
         server.request(
             "initialize",
-            {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
-             "initializationOptions": {"rewardkit": {"debounceMs": 0}}},
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": {"rewardkit": {"debounceMs": 0}},
+            },
         )
         server.notify("initialized", {})
         time.sleep(arguments.idle)
         start = server.rss_mb()
         for index, uri in enumerate(uris):
-            server.notify("textDocument/didOpen", {"textDocument": {
-                "uri": uri, "languageId": "python", "version": 1,
-                "text": MODULE.format(index=index)}})
+            server.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "python",
+                        "version": 1,
+                        "text": MODULE.format(index=index),
+                    }
+                },
+            )
         wait_for(lambda: all(uri in server.published for uri in uris))
         time.sleep(arguments.idle)
         opened = server.rss_mb()
         for uri in uris:
             server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        server.request("textDocument/hover", {
-            "textDocument": {"uri": uris[0]}, "position": {"line": 0, "character": 0}})
+        server.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": uris[0]}, "position": {"line": 0, "character": 0}},
+        )
         closed = server.rss_mb()
         time.sleep(arguments.idle)
         idle = server.rss_mb()
         server.request("shutdown", None)
         server.notify("exit", None)
         server.process.wait(timeout=60)
-    print(f"documents {arguments.documents}: RSS start {start:.1f} MB, all open {opened:.1f} MB, "
-          f"just closed {closed:.1f} MB, idle after closing {idle:.1f} MB "
-          f"(kept {idle - start:+.1f} MB of {opened - start:+.1f} MB)")
+    print(
+        f"documents {arguments.documents}: RSS start {start:.1f} MB, all open {opened:.1f} MB, "
+        f"just closed {closed:.1f} MB, idle after closing {idle:.1f} MB "
+        f"(kept {idle - start:+.1f} MB of {opened - start:+.1f} MB); requests from the server: "
+        f"{server.server_requests}"
+    )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ meanwhile before the caller goes on, so a version overtaken while it was analyse
 published. The engine (:class:`~rewardkit_lsp.analysis.AnalysisService`) is thus only ever used
 from one thread and needs no locks.
 
-When the client is quiet, the workspace's files are read for RK401 across files, one file per
+When the client pauses, the open documents whose RK401 across files changed meanwhile are
+published once (not once per change). When it is quiet, the workspace's files are read for RK401 across files, one file per
 loop iteration so a request waits for one file at most; then a full garbage collection runs
 (:mod:`rewardkit_lsp.memory`): collector pauses never land on an edit.
 """
@@ -128,6 +129,11 @@ class EngineHost:
         if not self._settled:
             self._settled = True
             memory.settle()
+        if service.has_stale:  # other documents' RK401, once per pause rather than per change
+            try:
+                service.publish_stale()
+            except Exception as error:  # reported; the documents get it with their next edit
+                self.on_notify("warn", f"updating other documents' RK401 failed: {error!r}")
         if service.has_background_work:
             if quiet < SCAN_AFTER_SECONDS:
                 self._schedule_idle(SCAN_AFTER_SECONDS - quiet)

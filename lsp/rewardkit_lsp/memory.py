@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import os
 import sys
+from pathlib import Path
 
 YOUNG_THRESHOLD = 10_000
 """Allocations between two young collections once start-up state is frozen (CPython's default,
@@ -62,3 +64,27 @@ def release_to_system() -> None:
     never falls after documents close."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)  # type: ignore[operator]
+
+
+def _launched_as_the_server() -> bool:
+    """Whether this process is ``python -m rewardkit_lsp`` or ``rewardkit lsp`` (not a test or
+    a program that calls :func:`rewardkit_lsp.cli.main` itself)."""
+    argv = sys.orig_argv
+    if "-m" in argv[1:-1] and argv[argv.index("-m") + 1] == "rewardkit_lsp":
+        return True
+    return Path(sys.argv[0]).name == "rewardkit" and "lsp" in sys.argv[1:2]
+
+
+def restart_with_the_system_allocator() -> None:
+    """Run the server on glibc's malloc (``PYTHONMALLOC=malloc``): re-execute this process as it
+    was started (same pid, same pipes), before anything is read.
+
+    Why: Python's small-object allocator hands memory back only in whole 1 MiB arenas, and a few
+    long-lived objects allocated while documents were open keep most of them; the server held
+    all it ever used (49 -> 90 MB with 1,500 documents open, still 87 MB after closing them).
+    glibc's free pages go back with :func:`release_to_system` (59 MB after closing). Skipped
+    when ``PYTHONMALLOC`` is set (set ``PYTHONMALLOC=pymalloc`` to opt out) or there is no
+    glibc."""
+    if _MALLOC_TRIM is None or "PYTHONMALLOC" in os.environ or not _launched_as_the_server():
+        return
+    os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONMALLOC": "malloc"})

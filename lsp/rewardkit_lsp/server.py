@@ -354,7 +354,6 @@ class RewardkitLanguageServer(LanguageServer):
             self.log(message)
         if reply["config_changed"]:
             self.background(self.recheck_all(), "re-checking after a configuration change")
-        self.publish_related(reply["related"])
         result = CheckResult(version, generation, reply["diagnostics"], str(next(self._results)))
         current = document.checked
         if self.documents.get(document.uri) is document and (
@@ -602,8 +601,7 @@ async def did_close(ls: RewardkitLanguageServer, params: types.DidCloseTextDocum
     ls.debouncer.cancel(uri)
     if ls.documents.pop(uri, None) is not None:
         ls.send_diagnostics(uri, None, [])
-        reply = await ls.analysis.request("close", uri=uri)
-        ls.publish_related(reply["related"])
+        await ls.analysis.request("close", uri=uri)
 
 
 async def pull_diagnostics(

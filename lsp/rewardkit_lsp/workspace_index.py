@@ -239,7 +239,9 @@ class WorkspaceRewards:
             count = self._count_by_name[name] - 1
             for definition in own:
                 others = [(shown, d) for shown, d in head if d is not definition][:SHOWN_OTHERS]
-                found.append(DuplicateRewardName.finding((entry.display, definition), others, count))
+                found.append(
+                    DuplicateRewardName.finding((entry.display, definition), others, count)
+                )
         return found
 
 
