@@ -87,9 +87,6 @@ def main(argv: list[str]) -> int:
         return 0
     if lsp_extra_missing():
         return _missing_extra()
-    from rewardkit_lsp.memory import restart_with_the_system_allocator
-
-    restart_with_the_system_allocator()  # returns when already restarted (or not on glibc)
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
