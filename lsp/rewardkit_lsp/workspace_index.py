@@ -140,9 +140,12 @@ class WorkspaceRewards:
         after = self.entry(path)
         if before is after:
             return
-        names = (before.names if before is not None else frozenset()) | (
-            after.names if after is not None else frozenset()
-        )
+        names = [
+            name
+            for name in (before.names if before is not None else frozenset())
+            | (after.names if after is not None else frozenset())
+            if self._elsewhere(name, path)
+        ]  # a name no other file defines is in no other file's RK401, whatever this file does
         summaries = {name: self._summary(name) for name in names}
         if not _same_shape(before, after):  # (a document opened as it is on disk: no change)
             if before is not None:
@@ -150,6 +153,11 @@ class WorkspaceRewards:
             if after is not None:
                 self._index(path, after, +1)
         self._changed.update(name for name in names if self._summary(name) != summaries[name])
+
+    def _elsewhere(self, name: str, path: str) -> bool:
+        """Whether a file other than ``path`` defines ``name``."""
+        paths = self._paths_by_name.get(name)
+        return bool(paths) and (len(paths) > 1 or path not in paths)
 
     def _summary(self, name: str) -> tuple[object, ...]:
         """What other files' RK401 of ``name`` says: the count and the files it can name."""
