@@ -3,6 +3,7 @@ marker on the tests listed in slow_tests.txt (``pytest -m "not slow"``: the inne
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,12 @@ import pytest
 pytest_plugins = ["pytester"]
 
 SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A run started in the background by a non-interactive shell (`cmd &`) ignores SIGINT, and
+    # subprocesses inherit that: the tests that Ctrl-C a `rewardkit eval` would see it go on.
+    # With a handler here, the subprocesses start with SIGINT's default action again.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _slow_tests() -> frozenset[str]:
