@@ -12,8 +12,9 @@ published. The engine (:class:`~rewardkit_lsp.analysis.AnalysisService`) is thus
 from one thread and needs no locks.
 
 When the client pauses, the open documents whose RK401 across files changed meanwhile are
-published once (not once per change). When it is quiet, the workspace's files are read for RK401 across files, one file per
-loop iteration so a request waits for one file at most; then a full garbage collection runs
+published once (not once per change). When it is quiet, the workspace's files are read for
+RK401 across files, one file per loop iteration so a request waits for one file at most; then a
+full garbage collection runs
 (:mod:`rewardkit_lsp.memory`): collector pauses never land on an edit.
 """
 
