@@ -105,7 +105,12 @@ def wait_for(condition: Any, limit: float = 600.0) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=1500)
-    parser.add_argument("--idle", type=float, default=5.0, help="seconds idle after closing")
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=15.0,
+        help="seconds idle before opening (the workspace scan ends) and after closing",
+    )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
