@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from rewardkit.errors import FieldCollisionError, RewardAbortedError, describe_error
 from rewardkit.execution import (
@@ -30,6 +30,8 @@ from rewardkit.execution import (
 from rewardkit.fields import PREDEFINED_FIELDS
 from rewardkit.results import RewardResult
 from rewardkit.rewards import BaseReward, Reward, as_reward
+
+Item = TypeVar("Item")
 
 DEFAULT_CONCURRENCY = 64
 """How many samples ``calculate_rewards`` computes at once unless told otherwise."""
@@ -168,38 +170,58 @@ async def calculate_rewards(
         from rewardkit.groups import calculate_group_rewards
 
         return await calculate_group_rewards(
-            reward, samples, group_by=group_by, concurrency=concurrency, timeout=timeout, on_error=on_error
+            reward,
+            samples,
+            group_by=group_by,
+            concurrency=concurrency,
+            timeout=timeout,
+            on_error=on_error,
+            execution=execution,
         )
     check_samples(reward, samples)
     runner = SampleRunner(reward, execution=execution, timeout=timeout)
     results: list[RewardResult | None] = [None] * total
     record = on_error == "record"
     run = runner.run
-    stopping = False
 
-    async def run_one(index: int, sample: Mapping[str, Any]) -> RewardResult:
+    async def run_one(item: tuple[int, Mapping[str, Any]]) -> None:
+        index, sample = item
         try:
-            return await run(sample, index)
+            results[index] = await run(sample, index)
+            return
         except SampleFailure as failure:
             if record:
-                return RewardResult(0.0, {"error": failure.text})
+                results[index] = RewardResult(0.0, {"error": failure.text})
+                return
             if failure.timed_out:
                 raise failure.error from None
             error: BaseException = failure.error
         except CONFIGURATION_ERRORS as exc:
             error = exc
-        _add_note(error, f"while computing reward {reward.name!r} on samples[{index}]")
+        add_note(error, f"while computing reward {reward.name!r} on samples[{index}]")
         raise error
 
-    pending_samples: Iterator[tuple[int, Mapping[str, Any]]] = iter(enumerate(samples))
+    await run_pulling(enumerate(samples), run_one, workers=min(concurrency, total), name=reward.name)
+    return complete_results(results, reward.name, record)
+
+
+async def run_pulling(
+    items: Iterable[Item], run_one: Callable[[Item], Awaitable[None]], *, workers: int, name: str
+) -> None:
+    """``run_one`` on every item, ``workers`` at a time: a fixed set of workers pulls items from
+    one iterator (memory stays bounded whatever the number of items). The first error cancels
+    the rest and propagates; a reward that swallows the cancellation is let go of after
+    ``CANCEL_GRACE_SECONDS`` (``settle``), so the event loop can still close."""
+    pending = iter(items)
+    stopping = False
 
     async def worker() -> None:
-        for index, sample in pending_samples:  # shared iterator: each sample is taken once
-            results[index] = await run_one(index, sample)
+        for item in pending:  # shared iterator: each item is taken once
+            await run_one(item)
             if stopping:  # a reward that swallowed the cancellation returned: take no more
                 return
 
-    running = [Detachable(worker(), reward.name) for _ in range(min(concurrency, total))]
+    running = [Detachable(worker(), name) for _ in range(workers)]
     try:
         done, _ = await asyncio.wait([item.task for item in running], return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
@@ -208,10 +230,9 @@ async def calculate_rewards(
     finally:
         stopping = True
         await settle(running)
-    return _complete(results, reward.name, record)
 
 
-def _complete(results: list[RewardResult | None], reward_name: str, record: bool) -> list[RewardResult]:
+def complete_results(results: list[RewardResult | None], reward_name: str, record: bool) -> list[RewardResult]:
     """``results``, checked: a sample whose worker was cancelled from outside (only possible where
     a reward's own cancellation cannot be told from the caller's: Python 3.10) is a failure, never
     a ``None``."""
@@ -229,7 +250,8 @@ def _complete(results: list[RewardResult | None], reward_name: str, record: bool
     return results  # type: ignore[return-value]
 
 
-def _add_note(exc: BaseException, note: str) -> None:
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)`` where Python has it (3.11+)."""
     with contextlib.suppress(AttributeError):  # add_note is Python 3.11+
         exc.add_note(note)
 
@@ -239,11 +261,14 @@ __all__ = [
     "CONFIGURATION_ERRORS",
     "DEFAULT_CONCURRENCY",
     "CallTimedOut",
+    "add_note",
     "await_within",
     "build_fields",
     "calculate_reward",
     "calculate_rewards",
     "check_samples",
+    "complete_results",
     "raise_for_caller",
+    "run_pulling",
     "timeout_error",
 ]

@@ -17,7 +17,6 @@ declared ``over="group"`` (the default) needs a grouping and says so when it has
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import math
@@ -27,16 +26,16 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.calculate import (
     CONFIGURATION_ERRORS,
-    CallTimedOut,
-    await_within,
+    add_note,
     check_samples,
-    timeout_error,
+    complete_results,
+    run_pulling,
 )
-from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError, describe_error
+from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError
+from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner
 from rewardkit.registry import Registration, register
 from rewardkit.results import NotApplicable, RewardResult
-from rewardkit.reward_threads import reward_threads
-from rewardkit.rewards import FieldBinding, _declared_extra_keys, find_by_qualname
+from rewardkit.rewards import FieldBinding, _declared_extra_keys, as_reward, find_by_qualname
 
 Over = Literal["group", "batch"]
 
@@ -289,13 +288,62 @@ def consecutive_groups(total: int, size: int) -> list[list[int]]:
     return [list(range(start, min(start + size, total))) for start in range(0, total, size)]
 
 
-async def score_group(reward: Any, samples: Sequence[Mapping[str, Any]], timeout: float | None) -> list[RewardResult]:
-    """One group's results, under ``timeout`` (a sync group reward runs in ``reward_threads``, as
-    ``calculate_rewards`` runs sync rewards); raises what the reward raised, or ``CallTimedOut``."""
-    if reward.is_async:
-        return await await_within(reward.invoke_group(samples), timeout)  # type: ignore[no-any-return]
-    job = reward_threads.submit(reward.invoke_group, samples, timeout=timeout)
-    return await await_within(asyncio.wrap_future(job), timeout, job=job)  # type: ignore[no-any-return]
+class GroupCall:
+    """A group reward seen as a reward of one call per group: ``invoke({"samples": [...]})`` is
+    ``invoke_group`` of those samples. What lets groups run on the per-sample path
+    (``SampleRunner``): the same execution modes (``"process"`` included), timeouts, and failure
+    rules (``StopIteration``, ``SystemExit``, a reward's own ``CancelledError`` are recorded as
+    ``RewardAbortedError``; only ``KeyboardInterrupt`` propagates)."""
+
+    is_group: ClassVar[bool] = True  # as_reward leaves it as it is (in a worker process too)
+    binding = None  # a call ships its samples whole
+
+    def __init__(self, reward: Any) -> None:
+        self.reward = reward
+        self.name: str = reward.name
+        self.is_async: bool = reward.is_async
+        self.timeout: float | None = getattr(reward, "timeout", None)
+        self.execution: ExecutionMode | None = getattr(reward, "execution", None)
+        self.__wrapped__ = getattr(reward, "__wrapped__", None) or type(reward)
+        """What defines the reward (a worker process loads its module as the caller did)."""
+
+    def invoke(self, call: Mapping[str, Any]) -> Any:
+        return self.reward.invoke_group(call["samples"])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (GroupCall, (self.reward,))
+
+
+class GroupCallReference:
+    """Finds a ``GroupCall`` in a worker process through an adapter's ``RewardReference``."""
+
+    def __init__(self, reference: Any) -> None:
+        self.reference = reference
+
+    def resolve(self) -> GroupCall:
+        return GroupCall(as_reward(self.reference.resolve()))
+
+
+def group_runner(
+    reward: Any,
+    *,
+    execution: ExecutionMode | None = None,
+    timeout: float | None = None,
+    configuration: tuple[type[BaseException], ...] = CONFIGURATION_ERRORS,
+    reference: Any = None,
+) -> SampleRunner:
+    """The runner of ``reward``'s group calls: ``await runner.run({"samples": group}, where)``
+    returns one ``RewardResult`` per sample or raises ``SampleFailure``. A sync group reward
+    runs in ``reward_threads`` unless ``execution`` (or the reward) says otherwise."""
+    return SampleRunner(
+        GroupCall(reward),
+        execution=execution,
+        timeout=timeout,
+        untimed="thread",
+        place="the group of {}",
+        configuration=configuration,
+        reference=None if reference is None else GroupCallReference(reference),
+    )
 
 
 def describe_group(indices: Sequence[int]) -> str:
@@ -312,54 +360,43 @@ async def calculate_group_rewards(
     concurrency: int,
     timeout: float | None,
     on_error: Literal["raise", "record"],
+    execution: ExecutionMode | None = None,
 ) -> list[RewardResult]:
     """``calculate_rewards`` for a group reward: samples grouped by ``group_by`` (see
-    :func:`group_indices`), each group scored in one call, at most ``concurrency`` groups at once;
-    results keep the samples' order. ``timeout`` applies to each group's call. A failing group
-    fails each of its samples (``on_error="record"``: ``RewardResult(0.0, {"error": ...})``)."""
+    :func:`group_indices`), each group scored in one call (under ``execution`` and ``timeout``,
+    as a sample is: :func:`group_runner`), at most ``concurrency`` groups at once; results keep
+    the samples' order. A failing group fails each of its samples (``on_error="record"``:
+    ``RewardResult(0.0, {"error": ...})``)."""
     check_samples(reward, samples)
     groups = group_indices(samples, group_by, reward_name=reward.name, over=reward.over)
+    if not groups:
+        return []
+    runner = group_runner(reward, execution=execution, timeout=timeout)
     results: list[RewardResult | None] = [None] * len(samples)
     record = on_error == "record"
 
     async def run_group(indices: list[int]) -> None:
         where = describe_group(indices)
         try:
-            scored = await score_group(reward, [samples[index] for index in indices], timeout)
-        except CallTimedOut as exc:
-            failure: Exception = timeout_error(reward.name, f"the group of {where}", timeout, exc)  # type: ignore[arg-type]
+            scored = await runner.run({"samples": [samples[index] for index in indices]}, where)  # type: ignore[arg-type]
+        except SampleFailure as failure:
             if not record:
-                raise failure from None
-        except Exception as exc:
-            if not record or isinstance(exc, CONFIGURATION_ERRORS):
-                exc.add_note(f"while computing group reward {reward.name!r} on the group of {where}")
-                raise
-            failure = exc
-        else:
-            for index, result in zip(indices, scored):
-                results[index] = result
-            return
-        failed = RewardResult(0.0, {"error": describe_error(failure)})
-        for index in indices:
-            results[index] = failed
+                add_note(failure.error, f"while computing group reward {reward.name!r} on the group of {where}")
+                raise failure.error from None
+            failed = RewardResult(0.0, {"error": failure.text})
+            scored = [failed] * len(indices)
+        except CONFIGURATION_ERRORS as exc:
+            add_note(exc, f"while computing group reward {reward.name!r} on the group of {where}")
+            raise
+        for index, result in zip(indices, scored):
+            results[index] = result
 
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def bounded(indices: list[int]) -> None:
-        async with semaphore:
-            await run_group(indices)
-
-    tasks = [asyncio.ensure_future(bounded(indices)) for indices in groups]
-    try:
-        await asyncio.gather(*tasks)  # the first error propagates; the rest are cancelled below
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    return results  # type: ignore[return-value]
+    await run_pulling(groups, run_group, workers=min(concurrency, len(groups)), name=reward.name)
+    return complete_results(results, reward.name, record)
 
 
 __all__ = [
+    "GroupCall",
     "GroupReward",
     "GroupingError",
     "Over",
@@ -367,5 +404,6 @@ __all__ = [
     "consecutive_groups",
     "group_indices",
     "group_reward",
+    "group_runner",
     "is_group_reward",
 ]

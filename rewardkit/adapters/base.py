@@ -36,6 +36,7 @@ from rewardkit.errors import (
     describe_error,
 )
 from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner, run_coroutine
+from rewardkit.groups import group_runner, is_group_reward
 from rewardkit.results import RewardResult
 from rewardkit.rewards import as_reward
 
@@ -138,15 +139,25 @@ class RewardAdapter(GroupScoring):
                 reward = self.reference.resolve()
         self.reward = as_reward(reward)
         self.execution = execution
-        self.runner = SampleRunner(  # the per-sample path calculate_rewards uses too
-            self.reward,
-            execution=execution,
-            timeout=timeout,
-            untimed="inline",
-            place="sample {}",
-            configuration=CONFIGURATION_ERRORS,
-            reference=self.reference if self.reference.shippable else None,
-        )
+        shipped = self.reference if self.reference.shippable else None
+        if is_group_reward(self.reward):  # one call per group (rewardkit.adapters.grouping)
+            self.runner = group_runner(
+                self.reward,
+                execution=execution,
+                timeout=timeout,
+                configuration=CONFIGURATION_ERRORS,
+                reference=shipped,
+            )
+        else:  # the per-sample path calculate_rewards uses too
+            self.runner = SampleRunner(
+                self.reward,
+                execution=execution,
+                timeout=timeout,
+                untimed="inline",
+                place="sample {}",
+                configuration=CONFIGURATION_ERRORS,
+                reference=shipped,
+            )
         if on_error not in ("fallback", "raise"):
             raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
         if timeout is not None and not timeout > 0:

@@ -2,8 +2,8 @@
 
 The frameworks hand an adapter a batch; which samples form a group is what the framework knows
 (TRL: the consecutive completions of one prompt; verl: ``uid``; OpenRLHF: the call). The
-adapter scores each group with the reward's ``invoke_group`` under its timeout (one budget per
-group call) and error policy: a failing group call fails each of its samples, and a sample whose
+adapter scores each group with the reward's ``invoke_group`` under its execution mode, timeout
+(one budget per group call) and error policy (``rewardkit.groups.group_runner``): a failing group call fails each of its samples, and a sample whose
 input could not be mapped fails alone (the rest of its group is scored without it).
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardkit.adapters.messages import AdapterInputError
-from rewardkit.calculate import CallTimedOut, timeout_error
-from rewardkit.groups import score_group
+from rewardkit.execution import SampleFailure, SampleRunner
+from rewardkit.groups import describe_group
 from rewardkit.results import RewardResult
 
 
@@ -23,6 +23,8 @@ class GroupScoring:
     """What ``RewardAdapter`` adds for group rewards (``score_groups``, ``score_groups_async``)."""
 
     reward: Any
+    runner: SampleRunner
+    """For a group reward, ``rewardkit.groups.group_runner``'s: one call per group."""
     timeout: float | None
     concurrency: int
     framework: str
@@ -51,23 +53,14 @@ class GroupScoring:
                 valid.append(index)
         if not valid:
             return outcomes
+        group = {"samples": [samples[index] for index in valid]}
         try:
-            results = await score_group(self.reward, [samples[index] for index in valid], self.timeout)
-        except CallTimedOut as exc:
-            failure: BaseException = timeout_error(self.__name__, f"sample {valid[0]}", self.timeout, exc)  # type: ignore[attr-defined,arg-type]
-            outcomes.update({index: (failure, True) for index in valid})
-        except self.configuration_errors():
-            raise
-        except Exception as exc:
-            outcomes.update({index: exc for index in valid})
+            results = await self.runner.run(group, describe_group(valid))  # type: ignore[arg-type]
+        except SampleFailure as failure:  # (configuration errors propagate as themselves)
+            outcomes.update({index: failure for index in valid})
         else:
             outcomes.update(zip(valid, results))
         return outcomes
-
-    def configuration_errors(self) -> tuple[type[BaseException], ...]:
-        from rewardkit.adapters.base import CONFIGURATION_ERRORS
-
-        return CONFIGURATION_ERRORS
 
     async def score_groups_async(self, samples: Sequence[Any], groups: Sequence[list[int]]) -> list[Any]:
         """Score each group (lists of indices into ``samples``) at most ``concurrency`` at once;
@@ -93,6 +86,6 @@ class GroupScoring:
         self.stats.count(calls=1)  # type: ignore[attr-defined]
         if isinstance(outcome, RewardResult):
             return self.scored(outcome)  # type: ignore[attr-defined]
-        if isinstance(outcome, tuple):  # a timeout
-            return self._failed(index, outcome[0], timed_out=True)  # type: ignore[attr-defined]
-        return self._failed(index, outcome)  # type: ignore[attr-defined]
+        if isinstance(outcome, SampleFailure):  # the group's call failed or timed out
+            return self._failed(index, outcome.error, timed_out=outcome.timed_out, text=outcome.text)  # type: ignore[attr-defined]
+        return self._failed(index, outcome)  # type: ignore[attr-defined]  # its input could not be mapped

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 
-from rewardkit import reward
+from rewardkit import group_reward, reward
 
 RELEASE = threading.Event()
 """Set by the tests when they end: lets a blocked ``__str__`` return."""
@@ -120,3 +120,19 @@ async def ignores_everything(kind: str) -> float:
         except BaseException:  # the hostile pattern under test
             continue
     return 0.0
+
+
+@group_reward(name="raising_group_sync", auto_register=False)
+def raising_group_sync(kind: list[str]) -> list[float]:
+    """A group reward raising the first kind of its group that is not ``"ok"``."""
+    for each in kind:
+        raise_kind(each)
+    return [1.0] * len(kind)
+
+
+@group_reward(name="raising_group_async", auto_register=False)
+async def raising_group_async(kind: list[str]) -> list[float]:
+    await asyncio.sleep(0)
+    for each in kind:
+        raise_kind(each)
+    return [1.0] * len(kind)

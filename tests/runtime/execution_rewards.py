@@ -11,7 +11,7 @@ import signal
 import time
 from pathlib import Path
 
-from rewardkit import BaseReward, reward
+from rewardkit import BaseReward, group_reward, reward
 
 
 def math_verify_score(final_response: str, answer: str) -> float:
@@ -59,3 +59,12 @@ def sleeps_or_dies(action: str, pid_file: str = "") -> dict:
 @reward(name="async_in_process", auto_register=False, execution="process")
 async def async_in_process(answer: str) -> dict:
     return {"reward": float(answer == "42"), "pid": os.getpid()}
+
+
+@group_reward(name="math_verify_group", over="batch", auto_register=False)
+def math_verify_group(final_response: list[str], answer: list[str]) -> list[dict]:
+    """math_verify over a group at once (a group reward whose grader uses signals)."""
+    return [
+        {"reward": math_verify_score(response, gold), "pid": os.getpid()}
+        for response, gold in zip(final_response, answer)
+    ]

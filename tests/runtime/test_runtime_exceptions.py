@@ -64,16 +64,19 @@ def batch(kinds: list[str], every: int = 1) -> list[dict[str, str]]:
     return samples
 
 
-def check_recorded(results: list, samples: list[dict[str, str]], expected: dict[str, str]) -> None:
+def check_recorded(
+    results: list, samples: list[dict[str, str]], expected: dict[str, str], key: str = "kind"
+) -> None:
+    """Each sample scored, or failed with the error its ``key`` (its kind, or its group's) names."""
     assert len(results) == len(samples)
     for sample, result in zip(samples, results):
         assert result is not None
-        if sample["kind"] == "ok":
+        if sample[key] == "ok":
             assert result.reward == 1.0, result
             assert "error" not in result.extras, result
         else:
             assert result.reward == 0.0
-            assert result.extras["error"].startswith(expected[sample["kind"]]), (sample, result)
+            assert result.extras["error"].startswith(expected[sample[key]]), (sample, result)
 
 
 @pytest.mark.parametrize("execution", SYNC_MODES)
@@ -297,3 +300,59 @@ def test_a_reward_ignoring_even_generator_exit_is_abandoned_with_a_warning(tmp_p
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "TimeoutError"
     assert "RuntimeWarning: reward 'ignores_everything' ignored its cancellation and GeneratorExit" in done.stderr
+
+
+def grouped_batch() -> list[dict[str, str]]:
+    """A group of two per kind (the kind, then a good sample), and a group of good ones; each
+    group named after the kind it raises."""
+    samples = [{"kind": "ok", "group": "ok"}, {"kind": "ok", "group": "ok"}]
+    for kind in rewards.KINDS:
+        samples += [{"kind": kind, "group": kind}, {"kind": "ok", "group": kind}]
+    return samples
+
+
+@pytest.mark.parametrize("execution", SYNC_MODES)
+@pytest.mark.usefixtures("processes")
+async def test_a_sync_group_reward_raising_any_kind_fails_its_group_only(execution: str) -> None:
+    samples = grouped_batch()
+    results = await asyncio.wait_for(
+        calculate_rewards(
+            rewards.raising_group_sync, samples, group_by="group", on_error="record", execution=execution
+        ),
+        SAFETY,
+    )
+    check_recorded(results, samples, RECORDED, key="group")
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+async def test_an_async_group_reward_raising_any_kind_fails_its_group_only(timeout: float | None) -> None:
+    samples = grouped_batch()
+    results = await asyncio.wait_for(
+        calculate_rewards(
+            rewards.raising_group_async, samples, group_by="group", on_error="record", timeout=timeout
+        ),
+        SAFETY,
+    )
+    check_recorded(results, samples, RECORDED_ASYNC, key="group")
+
+
+@pytest.mark.parametrize("kind", list(rewards.KINDS))
+@pytest.mark.parametrize(
+    "reward", [rewards.raising_group_sync, rewards.raising_group_async], ids=["sync", "async"]
+)
+async def test_under_raise_a_group_raises_a_reward_error_never_the_base_exception(kind: str, reward: object) -> None:
+    samples = [{"kind": "ok", "group": "a"}, {"kind": kind, "group": "a"}]
+    with pytest.raises((RewardAbortedError, RuntimeError)) as caught:
+        await asyncio.wait_for(calculate_rewards(reward, samples, group_by="group"), SAFETY)
+    if isinstance(caught.value, RewardAbortedError):
+        assert "on the group of samples[0, 1]" in str(caught.value)
+    else:  # an async reward's StopIteration reaches us as PEP 479's RuntimeError
+        assert reward is rewards.raising_group_async, caught.value
+        assert kind == "stop-iteration", caught.value
+
+
+def test_trls_adapter_falls_back_for_a_group_raising_sys_exit() -> None:
+    adapter = to_trl(rewards.raising_group_sync)
+    scored = adapter(prompts=["p", "p", "q", "q"], completions=["a"] * 4, kind=["ok", "exit", "ok", "ok"])
+    assert scored == [0.0, 0.0, 1.0, 1.0]
+    assert adapter.stats.failures == 2

@@ -257,3 +257,39 @@ async def test_bad_execution_options_are_refused_by_the_callers() -> None:
 async def test_inline_runs_a_sync_reward_on_the_callers_thread() -> None:
     results = await calculate_rewards(rewards.sleeps_or_dies, [{"action": "ok"}] * 3, execution="inline")
     assert {result.extras["pid"] for result in results} == {os.getpid()}
+
+
+@pytest.mark.parametrize("group_by", [None, "answer"])
+async def test_a_group_reward_runs_in_worker_processes_under_the_process_mode(group_by: str | None) -> None:
+    """The group path takes ``execution=`` like the per-sample one: math_verify's signals work in
+    a worker process, and fail in a reward thread with the error that names the mode."""
+    results = await asyncio.wait_for(
+        calculate_rewards(
+            rewards.math_verify_group, SAMPLES, group_by=group_by, execution="process", timeout=60.0
+        ),
+        SAFETY,
+    )
+    assert [result.reward for result in results] == EXPECTED
+    assert {result.extras["pid"] for result in results}.isdisjoint({os.getpid()})
+    threaded = await asyncio.wait_for(
+        calculate_rewards(rewards.math_verify_group, SAMPLES, group_by=group_by, on_error="record"),
+        SAFETY,
+    )
+    assert [result.reward for result in threaded] == [0.0] * len(SAMPLES)
+    for result in threaded:
+        assert "on the group of samples[" in result.extras["error"]
+        assert_names_the_mode(result.extras["error"])
+
+
+def test_trls_adapter_runs_a_group_reward_in_worker_processes() -> None:
+    prompts = ["Solve it."] * len(SAMPLES)
+    completions = [sample["final_response"] for sample in SAMPLES]
+    answers = [sample["answer"] for sample in SAMPLES]
+    adapter = to_trl(rewards.math_verify_group, execution="process", timeout=60.0)
+    assert adapter(prompts=prompts, completions=completions, answer=answers) == EXPECTED
+    threaded = to_trl(rewards.math_verify_group, timeout=60.0)
+    assert threaded(prompts=prompts, completions=completions, answer=answers) == [0.0] * len(SAMPLES)
+    assert threaded.stats.failures == len(SAMPLES)
+    assert pickle.loads(pickle.dumps(adapter))(
+        prompts=prompts, completions=completions, answer=answers
+    ) == EXPECTED
