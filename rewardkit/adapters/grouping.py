@@ -3,8 +3,9 @@
 The frameworks hand an adapter a batch; which samples form a group is what the framework knows
 (TRL: the consecutive completions of one prompt; verl: ``uid``; OpenRLHF: the call). The
 adapter scores each group with the reward's ``invoke_group`` under its execution mode, timeout
-(one budget per group call) and error policy (``rewardkit.groups.group_runner``): a failing group call fails each of its samples, and a sample whose
-input could not be mapped fails alone (the rest of its group is scored without it).
+(one budget per group call) and error policy (``rewardkit.groups.group_runner``): a failing
+group call fails each of its samples, and a sample whose input could not be mapped fails alone
+(the rest of its group is scored without it).
 """
 
 from __future__ import annotations
