@@ -43,7 +43,6 @@ class Server:
         )
         self.published: dict[str, int] = {}
         self.replies: dict[int, Any] = {}
-        self.server_requests: dict[str, int] = {}
         self._next_id = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -63,8 +62,6 @@ class Server:
                 uri = message["params"]["uri"]
                 self.published[uri] = self.published.get(uri, 0) + 1
             elif "id" in message and "method" in message:
-                method = message["method"]
-                self.server_requests[method] = self.server_requests.get(method, 0) + 1
                 self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
             elif "id" in message:
                 self.replies[message["id"]] = message.get("result")
@@ -162,8 +159,7 @@ def main() -> None:
     print(
         f"documents {arguments.documents}: RSS start {start:.1f} MB, all open {opened:.1f} MB, "
         f"just closed {closed:.1f} MB, idle after closing {idle:.1f} MB "
-        f"(kept {idle - start:+.1f} MB of {opened - start:+.1f} MB); requests from the server: "
-        f"{server.server_requests}"
+        f"(kept {idle - start:+.1f} MB of {opened - start:+.1f} MB)"
     )
 
 

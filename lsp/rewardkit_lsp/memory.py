@@ -31,8 +31,10 @@ AWAIT_FREE_LIST = 255
 """How many spent ``await`` iterators CPython's ``_asyncio`` keeps for reuse (its
 ``FI_FREELIST_MAXLEN``)."""
 
+_reserve_future: asyncio.Future[None] | None = None
+"""What the reserved iterators await (pending for good; :func:`reserve_await_iterators`)."""
 _await_reserve: list[Any] = []
-"""Iterators made at start-up (:func:`reserve_await_iterators`), then the future they await."""
+"""``await`` iterators made at start-up, kept out of asyncio's free list until a recycle."""
 
 
 def freeze() -> None:
@@ -63,8 +65,9 @@ def collect_now() -> None:
 def reserve_await_iterators() -> None:
     """At start-up: make and keep :data:`AWAIT_FREE_LIST` ``await`` iterators, in start-up
     memory, for :func:`recycle_await_iterators` (call it with the event loop running)."""
-    future = asyncio.get_running_loop().create_future()
-    _await_reserve[:] = [future.__await__() for _ in range(AWAIT_FREE_LIST)] + [future]
+    global _reserve_future
+    _reserve_future = asyncio.get_running_loop().create_future()
+    _await_reserve[:] = [_reserve_future.__await__() for _ in range(AWAIT_FREE_LIST)]
 
 
 def recycle_await_iterators() -> None:
@@ -77,13 +80,13 @@ def recycle_await_iterators() -> None:
     56 MB after they close). Take every iterator out of the list, put the reserve in (the list
     is full again), and drop the ones taken out: freed for real. Then take the reserve back
     out, for the next time."""
-    if not _await_reserve:
+    future = _reserve_future
+    if future is None:
         return
-    future = _await_reserve[-1]
     taken = [future.__await__() for _ in range(AWAIT_FREE_LIST)]
-    del _await_reserve[:-1]
+    _await_reserve.clear()
     del taken
-    _await_reserve[:-1] = [future.__await__() for _ in range(AWAIT_FREE_LIST)]
+    _await_reserve[:] = [future.__await__() for _ in range(AWAIT_FREE_LIST)]
 
 
 def drop_interpreter_caches() -> None:

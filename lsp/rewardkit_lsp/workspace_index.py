@@ -226,11 +226,9 @@ class WorkspaceRewards:
         entry = self.entry(path)
         wanted = (entry.names if entry is not None else frozenset()) | names
         found: set[str] = set()
-        by_name = self._paths_by_name
         for name in wanted:
-            paths = by_name.get(name)
-            if paths is not None and (len(paths) > 1 or path not in paths):
-                found |= paths
+            if self._elsewhere(name, path):
+                found |= self._paths_by_name[name]
         found.discard(path)
         return found
 

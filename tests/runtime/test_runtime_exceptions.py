@@ -311,29 +311,25 @@ def grouped_batch() -> list[dict[str, str]]:
     return samples
 
 
-@pytest.mark.parametrize("execution", SYNC_MODES)
+GROUP_CASES = [
+    *[(rewards.raising_group_sync, {"execution": mode}) for mode in SYNC_MODES],
+    *[(rewards.raising_group_async, {"timeout": timeout}) for timeout in (None, 30.0)],
+]
+
+
+@pytest.mark.parametrize(
+    ("reward", "options"),
+    GROUP_CASES,
+    ids=[*(f"sync-{mode}" for mode in SYNC_MODES), "async", "async-timeout"],
+)
 @pytest.mark.usefixtures("processes")
-async def test_a_sync_group_reward_raising_any_kind_fails_its_group_only(execution: str) -> None:
+async def test_a_group_reward_raising_any_kind_fails_its_group_only(reward: object, options: dict) -> None:
     samples = grouped_batch()
     results = await asyncio.wait_for(
-        calculate_rewards(
-            rewards.raising_group_sync, samples, group_by="group", on_error="record", execution=execution
-        ),
-        SAFETY,
+        calculate_rewards(reward, samples, group_by="group", on_error="record", **options), SAFETY
     )
-    check_recorded(results, samples, RECORDED, key="group")
-
-
-@pytest.mark.parametrize("timeout", [None, 30.0])
-async def test_an_async_group_reward_raising_any_kind_fails_its_group_only(timeout: float | None) -> None:
-    samples = grouped_batch()
-    results = await asyncio.wait_for(
-        calculate_rewards(
-            rewards.raising_group_async, samples, group_by="group", on_error="record", timeout=timeout
-        ),
-        SAFETY,
-    )
-    check_recorded(results, samples, RECORDED_ASYNC, key="group")
+    expected = RECORDED_ASYNC if reward is rewards.raising_group_async else RECORDED
+    check_recorded(results, samples, expected, key="group")
 
 
 @pytest.mark.parametrize("kind", list(rewards.KINDS))
