@@ -147,12 +147,107 @@ def write_metadata(results: str | Path, metadata: Mapping[str, Any]) -> None:
     )
 
 
+MAX_METADATA_BYTES = 1 << 20
+"""The largest metadata file read (ours are ~1 KB): a device such as `/dev/zero` behind its
+name must not be read until memory runs out."""
+
+_METADATA_TYPES: Mapping[str, tuple[type, ...]] = {
+    METADATA_KEY: (int,),
+    "input": (dict,),
+    "grading": (dict,),
+    "rewardkit_version": (str, type(None)),
+}
+"""The metadata's fields and the JSON types each may have (`rewardkit_version`: optional)."""
+
+_INPUT_TYPES: Mapping[str, tuple[type, ...]] = {
+    "name": (str, type(None)),
+    "bytes": (int, type(None)),
+    "sha256": (str, type(None)),
+    "changed_during_run": (bool,),
+}
+
+
+def _metadata_problem(record: object) -> str | None:
+    """Why `record` is not rewardkit's metadata of a results file (None when it is)."""
+    if not isinstance(record, dict) or METADATA_KEY not in record:
+        return f"a JSON object with a {METADATA_KEY!r} field was expected"
+    problems = _type_problems(record, _METADATA_TYPES, "")
+    part = record.get("input")
+    if not problems and isinstance(part, dict):
+        problems = _type_problems(part, _INPUT_TYPES, "input.")
+    return problems
+
+
+def _type_problems(
+    record: dict[str, Any], types: Mapping[str, tuple[type, ...]], prefix: str
+) -> str | None:
+    """The first field of `record` whose value is none of its `types` (None: all fit)."""
+    for key, allowed in types.items():
+        if key not in record:
+            continue
+        value = record[key]
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            names = " or ".join(
+                "null" if kind is type(None) else _JSON_NAMES[kind] for kind in allowed
+            )
+            return f"the field '{prefix}{key}' is {_json_name(value)}, not {names}"
+    return None
+
+
+_JSON_NAMES: Mapping[type, str] = {
+    int: "an integer",
+    str: "a string",
+    dict: "an object",
+    bool: "true or false",
+}
+
+
+def _json_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, float):
+        return "a number"
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def _metadata_bytes(where: Path) -> bytes | None:
+    """The bytes of the metadata file `where` (None when there is none), refusing a FIFO, a
+    device or a file over `MAX_METADATA_BYTES` without blocking or reading it whole."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(where, flags)  # FileNotFoundError and other OSErrors: the caller's
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise EvalInputError(
+                "not rewardkit's metadata of a results file: not a regular file (a FIFO, a "
+                f"device or a directory); delete it and add {option('force_resume')} to "
+                "continue the results anyway",
+                path=str(where),
+            )
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(MAX_METADATA_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_METADATA_BYTES:
+        raise EvalInputError(
+            f"not rewardkit's metadata of a results file: larger than "
+            f"{MAX_METADATA_BYTES >> 20} MiB; delete it and add {option('force_resume')} to "
+            "continue the results anyway",
+            path=str(where),
+        )
+    return data
+
+
 def _read_metadata(path: Path) -> Mapping[str, Any] | None:
     """The metadata beside `path` (None when there is none); `EvalInputError` when it is
     damaged (a resume cannot tell which run it continues)."""
     where = metadata_path(path)
     try:
-        data = where.read_bytes()
+        data = _metadata_bytes(where)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -163,14 +258,16 @@ def _read_metadata(path: Path) -> Mapping[str, Any] | None:
     try:
         metadata = json.loads(data)
     except (ValueError, RecursionError) as exc:
-        metadata = exc
-    if not _is_metadata(metadata):
+        problem: str | None = f"{type(exc).__name__}: {str(exc)[:200]}"
+    else:
+        problem = _metadata_problem(metadata)
+    if problem is not None:
         raise EvalInputError(
-            f"not rewardkit's metadata of a results file ({str(metadata)[:200]}); delete it "
+            f"not rewardkit's metadata of a results file ({problem}); delete it "
             f"and add {option('force_resume')} to continue the results anyway",
             path=str(where),
         )
-    return metadata  # type: ignore[return-value]
+    return metadata  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -257,6 +354,13 @@ def read_results(path: str | Path) -> ResultsFile:
             try:
                 record = fast_loads(raw)
                 if number == 1 and _is_metadata(record):
+                    problem = _metadata_problem(record)
+                    if problem is not None:
+                        raise EvalInputError(
+                            f"not rewardkit's metadata of a results file ({problem})",
+                            path=name,
+                            line=1,
+                        )
                     legacy = len(raw) + (0 if unterminated else 1)
                     metadata = metadata or record
                     good_end += legacy
