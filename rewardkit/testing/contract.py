@@ -10,6 +10,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, given
@@ -19,7 +20,7 @@ from hypothesis.errors import Flaky, HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
 from rewardkit.testing.calling import RewardCaller, declares_field, resolve_reward, reward_name
-from rewardkit.testing.strategies import adversarial_text
+from rewardkit.testing.strategies import adversarial_text, gold_responses
 
 FieldsSpec = SearchStrategy[Mapping[str, Any]] | Mapping[str, Any] | None
 ExtraCheck = Callable[..., Any]
@@ -61,13 +62,19 @@ def preview(value: Any, limit: int = 300) -> str:
 
 
 def fields_strategy(
-    reward: Any, fields: FieldsSpec, *, arbitrary_final_response: bool = True
+    reward: Any,
+    fields: FieldsSpec,
+    *,
+    arbitrary_final_response: bool = True,
+    answer_field: str | None = "answer",
 ) -> SearchStrategy[Mapping[str, Any]]:
     """The strategy of field mappings a contract test draws from.
 
     A mapping's values may be strategies or constants. Unless ``arbitrary_final_response``
-    is False, a reward that declares ``final_response`` also gets ``adversarial_text()``
-    there (mixed with the given strategy, if any): no text may make a reward raise.
+    is False, a reward that declares ``final_response`` gets there, mixed with the given
+    strategy (if any), responses that carry the example's gold (``gold_responses`` of its
+    ``answer_field``, when that is a string or a number), so the reward's success path is
+    checked too, and ``adversarial_text()``: no text may make a reward raise.
     """
     if isinstance(fields, SearchStrategy):
         return fields
@@ -75,11 +82,23 @@ def fields_strategy(
         key: value if isinstance(value, SearchStrategy) else st.just(value)
         for key, value in dict(fields or {}).items()
     }
-    if arbitrary_final_response and declares_field(reward, "final_response"):
-        hostile = adversarial_text()
-        given_text = parts.get("final_response")
-        parts["final_response"] = hostile if given_text is None else st.one_of(given_text, hostile)
-    return st.fixed_dictionaries(parts)
+    if not arbitrary_final_response or not declares_field(reward, "final_response"):
+        return st.fixed_dictionaries(parts)
+    given_text = parts.pop("final_response", None)
+    order = [*parts, "final_response"] if given_text is None else list(dict(fields or {}))
+    hostile = adversarial_text()
+
+    @st.composite
+    def with_responses(draw: st.DrawFn) -> Mapping[str, Any]:
+        drawn = draw(st.fixed_dictionaries(parts))
+        gold = drawn.get(answer_field) if answer_field is not None else None
+        choices = [] if given_text is None else [given_text]
+        if isinstance(gold, (str, int, Fraction)) and not isinstance(gold, bool):
+            choices.append(gold_responses(str(gold)))
+        drawn["final_response"] = draw(st.one_of(*choices, hostile))
+        return {key: drawn[key] for key in order}
+
+    return with_responses()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -217,6 +236,7 @@ def check_reward_contract(
     bounds: tuple[float, float] | None = (0.0, 1.0),
     max_seconds: float | None = None,
     arbitrary_final_response: bool = True,
+    answer_field: str | None = "answer",
     max_examples: int | None = None,
     settings: hypothesis_settings | None = None,
     extra_check: ExtraCheck | None = None,
@@ -224,7 +244,8 @@ def check_reward_contract(
     """Run a hypothesis search for inputs that break ``reward``'s contract; raise on the first.
 
     The contract: every call returns a finite float reward (or a dict with ``reward``)
-    within ``bounds`` (None: any finite value); equal inputs give equal results; no text in
+    within ``bounds`` (None: any finite value), on responses that carry the gold
+    ``answer_field`` as on wrong ones; equal inputs give equal results; no text in
     ``final_response`` makes it raise; every call returns the same extras keys; with
     ``max_seconds``, no call takes longer (opt-in). ``fields`` is a strategy of field
     mappings, or a mapping whose values are strategies or constants. ``extra_check(fields,
@@ -234,7 +255,12 @@ def check_reward_contract(
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's source
     target = resolve_reward(reward)
     name = reward_name(target)
-    strategy = fields_strategy(target, fields, arbitrary_final_response=arbitrary_final_response)
+    strategy = fields_strategy(
+        target,
+        fields,
+        arbitrary_final_response=arbitrary_final_response,
+        answer_field=answer_field,
+    )
     with RewardCaller() as caller:
         run = _ContractRun(
             target, bounds=bounds, max_seconds=max_seconds, extra_check=extra_check, caller=caller

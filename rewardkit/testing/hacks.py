@@ -6,11 +6,9 @@ answers, hedges, token soup and hostile text. A good math or QA reward yields no
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from hypothesis import given, target
@@ -22,11 +20,13 @@ from hypothesis.strategies import SearchStrategy
 from rewardkit.testing.calling import RewardCaller, resolve_reward
 from rewardkit.testing.contract import search_settings
 from rewardkit.testing.strategies import (
+    LATEX_SPACING,
     adversarial_text,
     boxed_responses,
     hedged_responses,
     latex_numbers,
     number_values,
+    plain_value,
     renderings,
 )
 
@@ -51,38 +51,18 @@ class _HackFound(Exception):
         self.hack = hack
 
 
-_SPACING = re.compile(r"\s+|\\[,!;:> ]|~|\{,\}|\\quad|\\qquad")
-_FRACTION = re.compile(r"^(-)?\\[dt]?frac\{(-?\d+)\}\{(\d+)\}$")
-
-
-def plain_value(text: str) -> Fraction | None:
-    """The exact value of a plain number (``42``, ``-0.5``, ``7/4``, ``\\frac{1}{2}``), else None."""
-    compact = _SPACING.sub("", text).strip("$")
-    match = _FRACTION.match(compact)
-    if match:
-        sign, numerator, denominator = match.groups()
-        if int(denominator) == 0:
-            return None
-        value = Fraction(int(numerator), int(denominator))
-        return -value if sign else value
-    try:
-        return Fraction(compact)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
 def _gold_forms(gold: str) -> list[str]:
-    forms = {_SPACING.sub("", gold)}
+    forms = {LATEX_SPACING.sub("", gold)}
     value = plain_value(gold)
     if value is not None:
-        forms.update(_SPACING.sub("", r) for r in renderings(value, percent=True))
+        forms.update(LATEX_SPACING.sub("", r) for r in renderings(value, percent=True))
     return sorted((f for f in forms if f), key=len)
 
 
 def contains_gold(response: str, gold: str) -> bool:
     """True when ``response`` contains ``gold`` or, for a plain number, any of its renderings,
     ignoring whitespace and LaTeX spacing (``10\\,000`` contains ``10000``)."""
-    compact = _SPACING.sub("", response)
+    compact = LATEX_SPACING.sub("", response)
     return any(form in compact for form in _gold_forms(gold))
 
 

@@ -7,6 +7,7 @@ and text that tries to break it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -100,6 +101,27 @@ def renderings(value: Number, *, unreduced: bool = True, percent: bool = True) -
     if percent and v != 0 and a <= 1 and hundredfold is not None:
         out += [f"{hundredfold}\\%", f"{hundredfold}%"]
     return out
+
+
+LATEX_SPACING = re.compile(r"\s+|\\[,!;:> ]|~|\{,\}|\\quad|\\qquad")
+"""Whitespace and LaTeX spacing (``\\,``, ``~``, ``\\quad``, ``{,}``) that do not change a number."""
+_FRACTION = re.compile(r"^(-)?\\[dt]?frac\{(-?\d+)\}\{(\d+)\}$")
+
+
+def plain_value(text: str) -> Fraction | None:
+    """The exact value of a plain number (``42``, ``-0.5``, ``7/4``, ``\\frac{1}{2}``), else None."""
+    compact = LATEX_SPACING.sub("", text).strip("$")
+    match = _FRACTION.match(compact)
+    if match:
+        sign, numerator, denominator = match.groups()
+        if int(denominator) == 0:
+            return None
+        value = Fraction(int(numerator), int(denominator))
+        return -value if sign else value
+    try:
+        return Fraction(compact)
+    except (ValueError, ZeroDivisionError):
+        return None
 
 
 def number_values(
@@ -198,6 +220,21 @@ def boxed_responses(
         st.sampled_from(_CLOSINGS),
         _as_strategy(answer),
         st.sampled_from(["", "\n", "  ", "\n\n"]),
+    )
+
+
+def gold_responses(answer: str, *, max_steps: int = 3) -> SearchStrategy[str]:
+    """Responses that carry the gold ``answer``: the answer alone, and chain-of-thought text
+    ending in ``\\boxed{answer}`` or, for a plain number, in a box of an equal rendering
+    (``\\frac{1}{2}`` for ``0.5``; reduced, no percent: equal under the lenient policy)."""
+    value = plain_value(answer)
+    forms = [answer]
+    if value is not None:
+        forms += [r for r in renderings(value, unreduced=False, percent=False) if r != answer]
+    return st.one_of(
+        st.just(answer),
+        boxed_responses(answer, max_steps=max_steps),
+        boxed_responses(st.sampled_from(forms), max_steps=max_steps),
     )
 
 
@@ -392,6 +429,7 @@ __all__: Sequence[str] = (
     "adversarial_text",
     "boxed_responses",
     "equivalent_renderings",
+    "gold_responses",
     "hedged_responses",
     "latex_numbers",
     "number_values",

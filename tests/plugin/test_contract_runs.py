@@ -52,3 +52,34 @@ def test_contract_failure_is_found_and_minimized(plug: pytest.Pytester) -> None:
     # The failure points at the test's line, not at rewardkit's source.
     result.stdout.no_fnmatch_line("*def check_reward_contract*")
     result.stdout.fnmatch_lines([">*check_reward_contract(", "test_plug_contract.py:*"])
+
+
+def test_readme_pattern_catches_a_reward_out_of_bounds_only_when_correct(
+    plug: pytest.Pytester,
+) -> None:
+    # issue 37.1: hostile text alone never carries the answer; responses with the gold do.
+    plug.makepyfile(
+        test_naive_contract="""
+        from rewardkit import reward
+        from rewardkit.math import grade
+        from rewardkit.testing import latex_numbers, reward_contract
+
+        @reward(name="plug_naive", auto_register=False)
+        def naive(final_response: str, answer: str) -> float:
+            return 2.0 if grade(final_response, answer).correct else 0.0
+
+        @reward_contract(naive, fields={"answer": latex_numbers()})
+        def test_naive_contract(fields, result):
+            ...
+        """
+    )
+    result = plug.runpytest("-p", "no:randomly", "--hypothesis-seed=0")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*RewardContractError: reward 'plug_naive' broke its contract (bounds): "
+            "reward 2.0 is outside [[]0.0, 1.0[]]",
+            "*minimal failing example found by hypothesis:",
+            "*  fields = {'answer': *, 'final_response': *boxed*}",
+        ]
+    )

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
 from rewardkit import reward
+from rewardkit.math import grade
 from rewardkit.testing import (
     RewardContractError,
     check_reward_contract,
@@ -34,8 +35,61 @@ def test_a_good_reward_passes_with_hostile_text_mixed_in() -> None:
     check_reward_contract(in_bounds, fields={"answer": latex_numbers()}, **FEW)
 
 
-def test_the_builtin_math_reward_keeps_the_contract() -> None:
-    check_reward_contract("math_reward", fields={"answer": latex_numbers()}, **FEW)
+def test_the_builtin_math_reward_keeps_the_contract_on_right_and_wrong_responses() -> None:
+    rewards: list[float] = []
+    check_reward_contract(
+        "math_reward",
+        fields={"answer": latex_numbers()},
+        extra_check=lambda result: rewards.append(result.reward),
+        **FEW,
+    )
+    assert 1.0 in rewards, "no example carried the gold: the success path went unchecked"
+    assert 0.0 in rewards
+
+
+@reward(auto_register=False)
+def naive(final_response: str, answer: str) -> float:
+    """Pays 2.0 for a correct answer: out of bounds only on the success path."""
+    return 2.0 if grade(final_response, answer).correct else 0.0
+
+
+def test_a_reward_out_of_bounds_only_when_correct_is_caught() -> None:
+    # issue 37.1: the README's pattern; hostile text alone never carries the answer.
+    with pytest.raises(RewardContractError) as caught:
+        check_reward_contract(naive, fields={"answer": latex_numbers()}, max_examples=25)
+    assert caught.value.rule == "bounds"
+    assert "reward 2.0 is outside [0.0, 1.0]" in str(caught.value)
+    fields = caught.value.fields
+    assert fields is not None
+    assert grade(fields["final_response"], fields["answer"]).correct
+
+
+def test_the_decorator_form_catches_it_too() -> None:
+    @reward_contract(naive, fields={"answer": latex_numbers()}, max_examples=25)
+    def test_naive_contract(fields, result) -> None: ...
+
+    with pytest.raises(RewardContractError, match=r"\(bounds\): reward 2\.0 is outside"):
+        test_naive_contract()
+
+
+def test_gold_responses_follow_the_answer_field() -> None:
+    @reward(auto_register=False)
+    def pays_on_gold(final_response: str, solution: str) -> float:
+        return 2.0 if grade(final_response, solution).correct else 0.0
+
+    fields = {"solution": latex_numbers()}
+    error = _violation("bounds", pays_on_gold, fields=fields, answer_field="solution")
+    assert error.fields is not None
+    assert grade(error.fields["final_response"], error.fields["solution"]).correct
+
+
+def test_gold_is_not_mixed_into_a_response_the_test_fixes() -> None:
+    check_reward_contract(
+        naive,
+        fields={"answer": "1", "final_response": st.just("no box")},
+        arbitrary_final_response=False,
+        **FEW,
+    )
 
 
 def test_fields_may_be_a_strategy_of_mappings() -> None:

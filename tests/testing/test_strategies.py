@@ -13,6 +13,7 @@ from rewardkit.testing import (
     adversarial_text,
     boxed_responses,
     equivalent_renderings,
+    gold_responses,
     hedged_responses,
     latex_numbers,
     number_values,
@@ -87,6 +88,15 @@ def test_boxed_responses_end_in_the_one_box_holding_the_answer(data: st.DataObje
     assert response.count(r"\boxed") == 1
     assert extract_boxed(response) == answer
     assert grade(response, answer).correct
+
+
+@FEW
+@given(st.data())
+def test_gold_responses_carry_the_answer_the_grader_accepts(data: st.DataObject) -> None:
+    answer = data.draw(latex_numbers())
+    response = data.draw(gold_responses(answer))
+    if response != answer:  # the bare answer, or a box of it or of an equal rendering
+        assert grade(response, answer).correct, response
 
 
 @FEW
