@@ -4,10 +4,12 @@ A reward's result schema (``rewardkit.schema``) must be known before its first c
 definition does not declare it, this reader works it out from the returns: a number (or a
 comparison, arithmetic, ``float(...)``...) gives no extras; a dict display, ``dict(k=...)``,
 ``RewardResult(x, {...})`` or a local dict built from one with literal subscript stores gives
-its keys; a conditional expression, a local name or a call of a plain function (followed into
-its own source, a few levels deep) gives the union of what each can be. Anything else (a call
-it cannot follow, an ``await``, a parameter) makes the answer unknown: the caller must then ask
-for the keys to be declared. It imports nothing of rewardkit, so any layer may use it.
+its keys; a conditional expression, a local name or a call of a plain function or of an
+imported module's function (followed into its own source, a few levels deep) gives the union of
+what each can be. A parameter annotated as a number or with a number default (verl's
+``score=1.0``) is a number, and a ``-> float`` return annotation settles returns it cannot read.
+Anything else (a call it cannot follow, an ``await``, another parameter) makes the answer
+unknown, with the reason: the caller must then ask for the keys to be declared. It imports nothing of rewardkit, so any layer may use it.
 
 It is deliberately smaller than the checks engine's one-pass walk (``rewardkit.checks``): that
 walk serves editor diagnostics, tolerates unknowns and collects much more; this one answers a
@@ -27,7 +29,9 @@ Kind = Literal["number", "text", "other", "any"]
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
-NUMBER_CALLS = frozenset({"float", "int", "bool", "round", "abs", "len", "sum", "min", "max", "pow"})
+NUMBER_CALLS = frozenset(
+    {"float", "int", "bool", "round", "abs", "len", "sum", "min", "max", "pow"}
+)
 """Builtins whose result, when a reward returns it, is a number (``min``/``max`` of dicts fail)."""
 TEXT_CALLS = frozenset({"str", "repr", "format"})
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
@@ -101,9 +105,17 @@ class _Reader:
         self.function = function
         self.follow = follow
         self.depth = depth
-        self.annotated: Kind = "any" if isinstance(function, ast.Lambda) else annotated_kind(function.returns)
+        self.annotated: Kind = (
+            "any" if isinstance(function, ast.Lambda) else annotated_kind(function.returns)
+        )
         """The kind of every extra a ``-> dict[str, float]`` (or ``str``) annotation promises."""
+        self.number_returns = not isinstance(function, ast.Lambda) and is_number_annotation(
+            function.returns
+        )
+        """``-> float`` (``int``, ``bool``, optional or not): the function says it returns a number."""
         self.parameters = {arg.arg for arg in _all_arguments(function.args)}
+        self.number_parameters = number_parameters(function.args)
+        """Parameters annotated as a number, or unannotated with a number default (``score=1.0``)."""
         arguments = function.args
         self.packed = {arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None}
         """``*args`` and ``**kwargs``: a tuple and a dict."""
@@ -130,7 +142,9 @@ class _Reader:
                 self.bindings.setdefault(node.name, []).append(None)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
-                    self.bindings.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+                    self.bindings.setdefault((alias.asname or alias.name).split(".")[0], []).append(
+                        None
+                    )
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 for name in node.names:
                     self.bindings.setdefault(name, []).append(None)
@@ -142,7 +156,9 @@ class _Reader:
             elif isinstance(node, ast.Call):
                 self._note_call(node)
 
-    def _bind_target(self, target: ast.expr, value: ast.expr | None, *, augmented: bool = False) -> None:
+    def _bind_target(
+        self, target: ast.expr, value: ast.expr | None, *, augmented: bool = False
+    ) -> None:
         if isinstance(target, ast.Name):
             if augmented and value is not None and not isinstance(value, ast.Dict):
                 # x += number keeps x a number; x |= {...} adds keys: followed as unknown
@@ -159,14 +175,20 @@ class _Reader:
                 self.stored_keys.setdefault(target.value.id, {}).setdefault(key, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self._bind_target(element.value if isinstance(element, ast.Starred) else element, None)
+                self._bind_target(
+                    element.value if isinstance(element, ast.Starred) else element, None
+                )
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, None)
 
     def _note_call(self, call: ast.Call) -> None:
         """A local dict passed to a call, or whose mutating method is called, is opaque."""
         func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr not in _SAFE_METHODS:
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.attr not in _SAFE_METHODS
+        ):
             self.opaque.add(func.value.id)
         for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
             inner = argument.value if isinstance(argument, ast.Starred) else argument
@@ -184,7 +206,11 @@ class _Reader:
             if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 raise Unknown("it is a generator", getattr(node, "lineno", None))
             if isinstance(node, ast.Return) and node.value is not None:
-                shape.merge(self.shape(node.value, frozenset()))
+                try:
+                    shape.merge(self.shape(node.value, frozenset()))
+                except Unknown:
+                    if not self.number_returns:  # `-> float` settles what cannot be read
+                        raise
         return shape
 
     def shape(self, node: ast.expr, seen: frozenset[str]) -> Shape:
@@ -207,12 +233,17 @@ class _Reader:
             return self.name_shape(node, seen)
         raise Unknown(f"it returns `{_text(node)}`", getattr(node, "lineno", None))
 
-    def dict_shape(self, node: ast.Dict, seen: frozenset[str], stores: dict[str, ast.expr] | None = None) -> Shape:
+    def dict_shape(
+        self, node: ast.Dict, seen: frozenset[str], stores: dict[str, ast.expr] | None = None
+    ) -> Shape:
         shape = Shape()
         for key, value in (*zip(node.keys, node.values), *(stores or {}).items()):
             name = key if isinstance(key, str) else string_value(key)
             if name is None:
-                raise Unknown(f"a returned dict has a key that is not a string literal: `{_text(node)}`", node.lineno)
+                raise Unknown(
+                    f"a returned dict has a key that is not a string literal: `{_text(node)}`",
+                    node.lineno,
+                )
             if name != "reward":
                 shape.merge(Shape({name: self.kind(value, seen)}))
         return shape
@@ -225,27 +256,62 @@ class _Reader:
                 if keyword.arg != "reward":
                     shape.merge(Shape({keyword.arg: self.kind(keyword.value, seen)}))  # type: ignore[dict-item]
             return shape
-        if called is not None and called.rpartition(".")[2] in ("RewardResult", "not_applicable", "NotApplicable"):
+        if called is not None and called.rpartition(".")[2] in (
+            "RewardResult",
+            "not_applicable",
+            "NotApplicable",
+        ):
             extras = node.args[1] if len(node.args) > 1 else None
             extras = next((k.value for k in node.keywords if k.arg == "extras"), extras)
             if extras is None or (isinstance(extras, ast.Constant) and extras.value is None):
                 return Shape()
             if isinstance(extras, ast.Dict):
                 return self.dict_shape(extras, seen)
-        if called is not None and "." not in called and called not in self.bindings and self.depth > 0:
+        root = None if called is None else called.split(".")[0]
+        if (
+            called is not None
+            and root not in self.bindings
+            and root not in self.parameters
+            and self.depth > 0
+        ):
             followed = self.follow(called, self.depth - 1)
             if followed is not None:
                 return followed
-        raise Unknown(f"it returns `{_text(node)}`, a call whose result cannot be read", node.lineno)
+        raise Unknown(
+            f"it returns `{_text(node)}`, a call whose result cannot be read", node.lineno
+        )
 
     def name_shape(self, node: ast.Name, seen: frozenset[str]) -> Shape:
         name = node.id
         values = self.bindings.get(name)
-        if name in seen or name in self.parameters or not values or any(value is None for value in values):
-            raise Unknown(f"it returns `{name}`, whose value cannot be followed", node.lineno)
+        if name in self.number_parameters and not values:
+            return Shape()  # `score: float = 1.0`, or `score=1.0`: a number
+        if name in seen:
+            raise Unknown(f"it returns `{name}`, whose value refers to itself", node.lineno)
+        if name in self.parameters and name not in self.number_parameters:
+            raise Unknown(
+                f"it returns the parameter `{name}`, whose value the caller passes; if it is a number, "
+                f"annotate it (`{name}: float`) or the return (`-> float`)",
+                node.lineno,
+            )
+        if not values:
+            raise Unknown(
+                f"it returns `{name}`, a name not assigned in the function (a global?)", node.lineno
+            )
+        if any(value is None for value in values):
+            raise Unknown(
+                f"it returns `{name}`, bound by a loop, an unpacking, `with`, `except`, an import or an "
+                "augmented assignment, whose value cannot be read; if it is a number, annotate the return "
+                "(`-> float`)",
+                node.lineno,
+            )
         stores = self.stored_keys.get(name)
-        if stores and (name in self.opaque or len(values) != 1 or not isinstance(values[0], ast.Dict)):
-            raise Unknown(f"it returns `{name}`, a dict filled in ways that cannot be followed", node.lineno)
+        if stores and (
+            name in self.opaque or len(values) != 1 or not isinstance(values[0], ast.Dict)
+        ):
+            raise Unknown(
+                f"it returns `{name}`, a dict filled in ways that cannot be followed", node.lineno
+            )
         if name in self.opaque and any(isinstance(value, ast.Dict) for value in values):
             raise Unknown(f"it returns `{name}`, a dict changed by calls or aliases", node.lineno)
         shape = Shape()
@@ -266,10 +332,18 @@ class _Reader:
             return "number"
         if is_text(value):
             return "text"
-        if isinstance(value, _CONTAINERS) or (isinstance(value, ast.Name) and value.id in self.packed):
+        if isinstance(value, _CONTAINERS) or (
+            isinstance(value, ast.Name) and value.id in self.packed
+        ):
             return "other"
         if isinstance(value, ast.IfExp):
             return join_kinds({self._kind(value.body, seen), self._kind(value.orelse, seen)})
+        if (
+            isinstance(value, ast.Name)
+            and value.id in self.number_parameters
+            and not self.bindings.get(value.id)
+        ):
+            return "number"
         if isinstance(value, ast.Name) and value.id not in seen:
             values = self.bindings.get(value.id)
             if values and None not in values and value.id not in self.parameters:
@@ -314,14 +388,19 @@ def is_text(node: ast.expr) -> bool:
         return True
     if isinstance(node, ast.Call):
         called = dotted_name(node.func)
-        return called in TEXT_CALLS or (called is not None and called.endswith((".join", ".format", ".strip")))
+        return called in TEXT_CALLS or (
+            called is not None and called.endswith((".join", ".format", ".strip"))
+        )
     if isinstance(node, ast.IfExp):
         return is_text(node.body) and is_text(node.orelse)
     return False
 
 
-_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "typing.Dict", "typing.Mapping", "collections.abc.Mapping"})
+_MAPPINGS = frozenset(
+    {"dict", "Dict", "Mapping", "typing.Dict", "typing.Mapping", "collections.abc.Mapping"}
+)
 _NUMBER_NAMES = frozenset({"float", "int", "bool"})
+_OPTIONALS = frozenset({"Optional", "Union", "typing.Optional", "typing.Union"})
 
 
 def annotated_kind(annotation: ast.expr | None) -> Kind:
@@ -343,6 +422,48 @@ def annotated_kind(annotation: ast.expr | None) -> Kind:
     return "text" if value == "str" else "any"
 
 
+def is_number_annotation(annotation: ast.expr | None) -> bool:
+    """Whether an annotation says "a number": ``float``, ``int``, ``bool``, optional or in a
+    union of them (``float | None``, ``Optional[float]``, ``"float"``)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        parts = [annotation.left, annotation.right]
+    elif isinstance(annotation, ast.Subscript) and dotted_name(annotation.value) in _OPTIONALS:
+        inner = annotation.slice
+        parts = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    else:
+        return dotted_name(annotation) in _NUMBER_NAMES
+    numbers = [
+        part for part in parts if not (isinstance(part, ast.Constant) and part.value is None)
+    ]
+    return bool(numbers) and all(is_number_annotation(part) for part in numbers)
+
+
+def number_parameters(arguments: ast.arguments) -> set[str]:
+    """The parameters that hold a number: annotated so, or unannotated with a number default."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults: dict[str, ast.expr | None] = dict.fromkeys(arg.arg for arg in positional)
+    defaults.update(
+        zip(
+            (arg.arg for arg in positional[len(positional) - len(arguments.defaults) :]),
+            arguments.defaults,
+        )
+    )
+    defaults.update(zip((arg.arg for arg in arguments.kwonlyargs), arguments.kw_defaults))
+    numbers = set()
+    for arg in (*positional, *arguments.kwonlyargs):
+        default = defaults.get(arg.arg)
+        if is_number_annotation(arg.annotation) or (
+            arg.annotation is None and isinstance(default, ast.Constant) and is_number(default)
+        ):
+            numbers.add(arg.arg)
+    return numbers
+
+
 def _all_arguments(arguments: ast.arguments) -> Iterator[ast.arg]:
     yield from arguments.posonlyargs
     yield from arguments.args
@@ -358,10 +479,12 @@ def _text(node: ast.AST) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def returned_shape(function: FunctionNode | ast.Lambda, follow: Follow | None = None, *, depth: int = 3) -> Shape:
+def returned_shape(
+    function: FunctionNode | ast.Lambda, follow: Follow | None = None, *, depth: int = 3
+) -> Shape:
     """The extras keys (and their kinds) ``function``'s returns give, in source order.
 
-    ``follow(name, depth)`` resolves a call of a plain name to the shape of what that function
+    ``follow(name, depth)`` resolves a call of a plain (or ``module.function``) name to the shape of what that function
     returns (``None``: cannot); without it, such calls are unknown. Raises ``Unknown`` with the
     reason and line when any return cannot be read.
     """

@@ -78,7 +78,14 @@ class ResultSchema:
         object.__setattr__(self, "fills", types.MappingProxyType(dict(self.fills)))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        fields = (self.reward_name, self.keys, dict(self.kinds), dict(self.fills), self.source, self.location)
+        fields = (
+            self.reward_name,
+            self.keys,
+            dict(self.kinds),
+            dict(self.fills),
+            self.source,
+            self.location,
+        )
         return (ResultSchema, fields)
 
     def conform(self, extras: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -107,10 +114,19 @@ class ResultSchema:
 
     def with_fills(self, fill: Any = None) -> ResultSchema:
         """The same schema with other fill values (``fill``: one value, or a per-key mapping)."""
-        return ResultSchema(self.reward_name, self.keys, self.kinds, _fills(self.keys, fill), self.source, self.location)
+        return ResultSchema(
+            self.reward_name,
+            self.keys,
+            self.kinds,
+            _fills(self.keys, fill),
+            self.source,
+            self.location,
+        )
 
 
-def result_schema(reward: Any, *, extra_keys: Iterable[str] | Mapping[str, Any] | None = None, fill: Any = None) -> ResultSchema:
+def result_schema(
+    reward: Any, *, extra_keys: Iterable[str] | Mapping[str, Any] | None = None, fill: Any = None
+) -> ResultSchema:
     """The result schema of ``reward`` (a reward object, ``BaseReward`` instance or plain
     callable), known without calling it; see the module docstring. Raises ``ResultSchemaError``."""
     target = as_reward(reward)
@@ -130,14 +146,24 @@ def result_schema(reward: Any, *, extra_keys: Iterable[str] | Mapping[str, Any] 
 def declared_kinds(extra_keys: Iterable[str] | Mapping[str, Any], *, owner: str) -> dict[str, Kind]:
     """Validate declared ``extra_keys`` (names, or name -> type) into name -> kind."""
     if isinstance(extra_keys, (str, bytes)):
-        raise TypeError(f"{owner}: extra_keys must be a list of names, not the string {extra_keys!r}")
-    items = extra_keys.items() if isinstance(extra_keys, Mapping) else ((key, Any) for key in extra_keys)
+        raise TypeError(
+            f"{owner}: extra_keys must be a list of names, not the string {extra_keys!r}"
+        )
+    items = (
+        extra_keys.items()
+        if isinstance(extra_keys, Mapping)
+        else ((key, Any) for key in extra_keys)
+    )
     kinds: dict[str, Kind] = {}
     for key, annotation in items:
         if not isinstance(key, str) or not key:
-            raise TypeError(f"{owner}: extra_keys holds {key!r}; each extra is named by a non-empty string")
+            raise TypeError(
+                f"{owner}: extra_keys holds {key!r}; each extra is named by a non-empty string"
+            )
         if key == "reward":
-            raise RewardShapeError(f"{owner}: extra_keys cannot hold 'reward': it is the reward itself, not an extra")
+            raise RewardShapeError(
+                f"{owner}: extra_keys cannot hold 'reward': it is the reward itself, not an extra"
+            )
         if key in kinds:
             raise RewardShapeError(f"{owner}: extra_keys names {key!r} twice")
         kinds[key] = _kind_of_type(annotation)
@@ -158,7 +184,9 @@ def _fills(keys: tuple[str, ...], fill: Any) -> Mapping[str, Any]:
     if isinstance(fill, Mapping):
         unknown = [key for key in fill if key not in keys]
         if unknown:
-            raise RewardShapeError(f"fill names {unknown!r}, which are not extras of the schema ({', '.join(keys)})")
+            raise RewardShapeError(
+                f"fill names {unknown!r}, which are not extras of the schema ({', '.join(keys)})"
+            )
         return {key: fill.get(key) for key in keys}
     return dict.fromkeys(keys, fill)
 
@@ -191,9 +219,9 @@ def _read_returns(target: Reward | BaseReward, name: str, location: str) -> Shap
         where = f"line {exc.line}: " if exc.line else ""
         raise ResultSchemaError(
             f"reward {name!r} ({location}): the extras every sample carries cannot be known before "
-            f"its first call ({where}{exc.reason}); declare them: @reward(extra_keys=['acc', ...]) on "
-            "the definition (extra_keys = (...) on a BaseReward), or extra_keys=[...] on the adapter "
-            "(extra_keys=() when it returns none)"
+            f"its first call ({where}{exc.reason}); a reward that returns a number says so with `-> float` "
+            "on its def; else declare the extras: @reward(extra_keys=['acc', ...]) on the definition "
+            "(extra_keys = (...) on a BaseReward), or extra_keys=[...] on the adapter (extra_keys=() for none)"
         ) from None
 
 
@@ -203,7 +231,12 @@ def _shape_of(function: Any, *, depth: int) -> Shape:
     scope = getattr(function, "__globals__", {})
 
     def follow(called: str, remaining: int) -> Shape | None:
-        helper = scope.get(called)
+        root, *attributes = called.split(".")
+        helper = scope.get(root)
+        for attribute in attributes:  # `module.function`, through imported modules only
+            if not isinstance(helper, types.ModuleType):
+                return None
+            helper = getattr(helper, attribute, None)
         if isinstance(helper, Reward):
             helper = helper.__wrapped__
         if not isinstance(helper, types.FunctionType):
@@ -230,10 +263,16 @@ def _definition_node(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | 
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             if code.co_firstlineno in (first, node.lineno):
                 matches.append(node)
-        elif isinstance(node, ast.Lambda) and code.co_name == "<lambda>" and node.lineno == code.co_firstlineno:
+        elif (
+            isinstance(node, ast.Lambda)
+            and code.co_name == "<lambda>"
+            and node.lineno == code.co_firstlineno
+        ):
             matches.append(node)
     if len(matches) != 1:
-        raise Unknown(f"the definition of {code.co_name!r} is not found in {code.co_filename}:{code.co_firstlineno}")
+        raise Unknown(
+            f"the definition of {code.co_name!r} is not found in {code.co_filename}:{code.co_firstlineno}"
+        )
     return matches[0]
 
 
