@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
 from collections.abc import Iterator
@@ -58,13 +59,36 @@ def importable_from(folder: Path) -> Iterator[None]:
             sys.path.remove(entry)
 
 
+def import_path_hint(spec: str | None, folder: Path, where: str) -> str:
+    """A hint when the module a ``module:attr`` name starts with is on no import path (a module
+    at the project root while the golden file sits in ``tests/``), else ``""``."""
+    if not spec or (":" not in spec and "." not in spec):
+        return ""
+    top = spec.partition(":")[0].split(".")[0]
+    try:
+        with importable_from(folder):
+            if not top or importlib.util.find_spec(top) is not None:
+                return ""
+    except (ImportError, ValueError):
+        return ""
+    shown = Path(where).parent.as_posix()
+    return (
+        f"; {top!r} is on neither sys.path nor the golden file's folder ({shown}): for a module "
+        'at the project root, set pythonpath = ["."] under [tool.pytest.ini_options] in '
+        "pyproject.toml (pytest.ini: pythonpath = .)"
+    )
+
+
 def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
     """The case's grader, or a ``GoldenFileError`` at the line of its ``grader`` (or ``policy``)."""
     try:
         with importable_from(case.path.parent):
             grader = resolve_grader(case.grader)
     except UnknownGraderError as exc:
-        raise GoldenFileError(where, case.line_of("grader"), f"[[pair]] {case.id!r}: {exc}") from None
+        hint = import_path_hint(case.grader, case.path.parent, where)
+        raise GoldenFileError(
+            where, case.line_of("grader"), f"[[pair]] {case.id!r}: {exc}{hint}"
+        ) from None
     problem = policy_problem(grader, case.policy)
     if problem is not None:
         raise GoldenFileError(where, case.line_of("policy"), f"[[pair]] {case.id!r}: {problem}")
@@ -78,7 +102,10 @@ def resolve_case_reward(case: RewardCase, where: str) -> Any:
         with importable_from(case.path.parent):
             reward = resolve_reward(case.reward)
     except RewardLookupError as exc:
-        raise GoldenFileError(where, case.line_of("reward"), f"[[reward]] {case.id!r}: {exc}") from None
+        hint = import_path_hint(case.reward, case.path.parent, where)
+        raise GoldenFileError(
+            where, case.line_of("reward"), f"[[reward]] {case.id!r}: {exc}{hint}"
+        ) from None
     problem = fields_problem(reward, case.fields)
     if problem is not None:
         raise GoldenFileError(where, case.line_of("fields"), f"[[reward]] {case.id!r}: {problem}")
@@ -169,9 +196,13 @@ class GoldenFile(pytest.File):
     def _item(self, case: PairCase | RewardCase, shown: str) -> pytest.Item:
         if isinstance(case, PairCase):
             grader = resolve_pair_grader(case, shown)
-            return GoldenPairItem.from_parent(self, name=case.id, case=case, grader=grader, shown=shown)
+            return GoldenPairItem.from_parent(
+                self, name=case.id, case=case, grader=grader, shown=shown
+            )
         reward = resolve_case_reward(case, shown)
-        return GoldenRewardItem.from_parent(self, name=case.id, case=case, reward=reward, shown=shown)
+        return GoldenRewardItem.from_parent(
+            self, name=case.id, case=case, reward=reward, shown=shown
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, GoldenFileError):
