@@ -10,6 +10,8 @@ reports what is left.
 from __future__ import annotations
 
 import difflib
+import errno
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
@@ -78,7 +80,9 @@ def fix_targets(
     targets: Sequence[FixTarget], mode: FixMode
 ) -> tuple[list[tuple[FixTarget, ModuleFixes]], list[str]]:
     """Fix every analysed target that has a fix to apply, in forked workers when there is enough
-    to fix: (the outcomes, internal-error messages). Raises
+    to fix, and with ``--fix`` write each fixed file back: (the outcomes, error messages). A
+    file that cannot be written keeps its text and its outcome applies nothing (each fix is
+    reported as not fixed), so no summary counts it as fixed. Raises
     :class:`~rewardkit.checks.fixer.LibcstMissing` when libcst is not installed."""
     fixing = [
         target
@@ -102,17 +106,60 @@ def fix_targets(
             raise result
         if isinstance(result, str):
             errors.append(result)
-        else:
-            outcomes.append((target, result))
+            continue
+        if not mode.diff and result.changed and target.path is not None:
+            result = _written(target, result, errors)
+        outcomes.append((target, result))
     return outcomes, errors
 
 
+def _written(target: FixTarget, outcome: ModuleFixes, errors: list[str]) -> ModuleFixes:
+    """``outcome`` once its text is written to the target's file; when it cannot be, an outcome
+    that applied nothing (its fixes refused as not written) and the error in ``errors``."""
+    try:
+        write_fixed(target, outcome.source)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        errors.append(f"cannot write {target.display}: {reason}")
+        assert target.analysis is not None
+        refused = [(d, f"cannot write the file ({reason})") for d in outcome.applied]
+        return ModuleFixes(
+            target.source or "", target.analysis, refused=[*outcome.refused, *refused]
+        )
+    return outcome
+
+
 def write_fixed(target: FixTarget, source: str) -> None:
-    """Write ``source`` to the target's file in the encoding it was read in."""
+    """Write ``source`` to the target's file in the encoding it was read in, in place (the file
+    keeps its inode, links, owner and mode). A write that fails puts the old bytes back, so the
+    file is either fixed or unchanged (never truncated); a file that already holds these bytes
+    is left alone."""
     assert target.path is not None
     data = source.encode(target.encoding)
-    with open(target.path, "wb") as stream:
-        stream.write(data)
+    with open(target.path, "r+b", buffering=0) as stream:
+        old = stream.readall()
+        if old == data:
+            return
+        try:
+            _overwrite(stream, data)
+        except OSError as error:
+            try:
+                _overwrite(stream, old)
+            except OSError:
+                error.strerror = f"{error.strerror or error}; the file may be damaged"
+            raise error from None
+
+
+def _overwrite(stream: io.FileIO, data: bytes) -> None:
+    """Replace the whole content of ``stream`` by ``data`` (unbuffered: every failure raises)."""
+    stream.seek(0)
+    view = memoryview(data)
+    while view:
+        written = stream.write(view)
+        if not written:
+            raise OSError(errno.EIO, "the write made no progress")
+        view = view[written:]
+    stream.truncate()
 
 
 def unified_diff(display: str, before: str, after: str) -> str:

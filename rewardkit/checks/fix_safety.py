@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 
 from rewardkit.checks.discovery import dotted_name
 
@@ -123,6 +124,36 @@ def rename_risk(parameter: str, suggestion: str) -> str | None:
             f"`{parameter}` names {before.value} but `{suggestion}` receives {after.value}: "
             "the reward would read another input than it was written for"
         )
+    return None
+
+
+DYNAMIC_CALLS = frozenset(
+    {"locals", "vars", "dir", "eval", "exec", "sys._getframe", "inspect.currentframe"}
+)
+"""Calls that read a function's local names by their text: a renamed parameter breaks them."""
+
+
+def dynamic_use(function: ast.AST, function_text: str, name: str) -> str | None:
+    """How a function uses the parameter ``name`` by its text, which a rename would break or
+    change (``None``: it does not): ``locals()``/``vars()``/``eval``/``exec``, the name in a
+    string (``locals()["answr"]``), a call of the function itself with ``name=`` or an
+    f-string ``{name=}`` (whose output shows the name)."""
+    own = getattr(function, "name", None)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            called = dotted_name(node.func) or ""
+            if called in DYNAMIC_CALLS and (called not in ("vars", "dir") or not node.args):
+                return (
+                    f"the function calls `{called}()`, which finds the parameter by its name: "
+                    "renamed, it is no longer found"
+                )
+            callee = called.rpartition(".")[2]
+            if callee == own and any(keyword.arg == name for keyword in node.keywords):
+                return f"the function calls itself with `{name}=`: renamed, that call fails"
+        elif isinstance(node, ast.Constant) and node.value == name:
+            return f"the string {node.value!r} names the parameter: renamed, it names nothing"
+    if re.search(r"\{\s*" + re.escape(name) + r"\s*=(?!=)", function_text):
+        return f"`{{{name}=}}` in an f-string prints the name: renamed, the text changes"
     return None
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import dotted_name, string_value
-from rewardkit.checks.fix_safety import conversion_risk, rename_risk
+from rewardkit.checks.fix_safety import conversion_risk, dynamic_use, rename_risk
 from rewardkit.checks.model import Applicability, Diagnostic, Fix, Span, TextEdit, Transform
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 
@@ -112,13 +112,17 @@ def suppression_fix(diagnostic: Diagnostic, source: str) -> Fix:
     return Fix(title, (edit,))
 
 
-def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
+def rename_fix(
+    facts: RewardFacts, parameter: str, suggestion: str, *, meant: str | None = None
+) -> Fix:
     """Rename a parameter and every use of it in the reward's body to ``suggestion`` (libcst's
     scope analysis finds the uses; a nested scope that binds the same name is left alone).
 
     Unsafe when the names mark different kinds of input (the model's output, the gold:
-    :func:`fix_safety.rename_risk`); never applied when ``suggestion`` is already a name in the
-    function (the rename would merge two variables)."""
+    :func:`fix_safety.rename_risk`) or the function uses the name by its text (``locals()``,
+    ``eval``, ``f"{answr=}"``: :func:`fix_safety.dynamic_use`); never applied when ``suggestion`` is already a name in the
+    function (the rename would merge two variables). ``meant``: the name ``parameter``
+    misspells (``solution_sr``: verl's ``solution_str``), whose role counts."""
     span = next(declared.span for declared, _ in facts.parameters if declared.name == parameter)
     used = {declared.name for declared, _ in facts.parameters if declared.name != parameter}
     used.update(facts.name_uses, facts.bindings)
@@ -130,7 +134,10 @@ def rename_fix(facts: RewardFacts, parameter: str, suggestion: str) -> Fix:
             "would become one variable"
         )
     else:
-        risk = rename_risk(parameter, suggestion)
+        risk = rename_risk(meant or parameter, suggestion)
+        dynamic = dynamic_use(facts.function, facts.code(facts.function), parameter)
+        if dynamic is not None:
+            risk = dynamic
         applicability = "safe" if risk is None else "unsafe"
     return Fix(
         f"Rename `{parameter}` to `{suggestion}`",
@@ -183,76 +190,103 @@ def is_numeric(facts: RewardFacts, node: ast.AST, seen: frozenset[str] = frozens
     return False
 
 
-_PURE_NODES = (
-    ast.Name,
-    ast.Constant,
-    ast.Attribute,
-    ast.Subscript,
-    ast.Slice,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.BoolOp,
-    ast.Compare,
-    ast.IfExp,
-    ast.Tuple,
-    ast.List,
-    ast.Load,
-    ast.operator,
-    ast.unaryop,
-    ast.boolop,
-    ast.cmpop,
-)
-
-
-def evaluates_cheaply(facts: RewardFacts, node: ast.expr) -> bool:
-    """Whether evaluating ``node`` a second time gives the same value at no cost: names,
-    constants, arithmetic and comparisons of them, and the numeric builtins over such
-    (:data:`NUMERIC_CALLS`). A judge call, an ``await`` or a random draw is not."""
-    for child in ast.walk(node):
-        if isinstance(child, ast.Call):
-            called = dotted_name(child.func)
-            qualified = facts.context.qualify(called) if called else ""
-            if qualified not in NUMERIC_CALLS and not qualified.startswith("math."):
-                return False
-        elif not isinstance(child, (*_PURE_NODES, ast.Call, ast.keyword)):
-            return False
-    return True
+def evaluates_cheaply(node: ast.expr) -> bool:
+    """Whether evaluating ``node`` a second time certainly gives the same value and runs
+    nothing: a name or a literal (``-1`` included). An attribute may be a property, a subscript
+    a ``__getitem__``, a call a judge: each could run twice and differ."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return is_number_literal(node.operand)
+    return isinstance(node, (ast.Name, ast.Constant))
 
 
 def _reward_expression(
     facts: RewardFacts, pairs: Sequence[tuple[str | None, ast.expr]]
-) -> tuple[str, str | None, ast.expr] | None:
-    """The closest numeric value among a dict's entries, as (source text, its key, the node);
-    ``None`` when none is found.
+) -> tuple[str, str | None, int] | None:
+    """The closest numeric value among a dict's entries, as (source text, its key, the index
+    of its entry); ``None`` when none is found.
 
     A numeric value under a score-like key first, then the first numeric value; failing those,
     a plain name or call under a score-like key (``{"score": f1}``: its key says what it is).
+    A repeated key counts by its last entry, which is the one the dict keeps.
     """
-    by_key = {key: value for key, value in pairs if key is not None}
-    score_values = [(key, by_key[key]) for key in SCORE_KEYS if key in by_key]
+    last = {key: index for index, (key, _) in enumerate(pairs) if key is not None}
+    entries = [(key, value, index) for index, (key, value) in enumerate(pairs)]
+    entries = [entry for entry in entries if entry[0] is None or last[entry[0]] == entry[2]]
+    by_key = {key: (key, value, index) for key, value, index in entries if key is not None}
+    score_entries = [by_key[key] for key in SCORE_KEYS if key in by_key]
     candidates = [
-        *((key, value) for key, value in score_values if is_numeric(facts, value)),
-        *((key, value) for key, value in pairs if is_numeric(facts, value)),
+        *(entry for entry in score_entries if is_numeric(facts, entry[1])),
+        *(entry for entry in entries if is_numeric(facts, entry[1])),
         *(
-            (key, value)
-            for key, value in score_values
-            if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+            entry
+            for entry in score_entries
+            if isinstance(entry[1], (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
         ),
     ]
-    for key, value in candidates:
+    for key, value, index in candidates:
         text = facts.code(value)
         if "\n" not in text and "\r" not in text:
-            return text, key, value
+            return text, key, index
+    return None
+
+
+def _walrus_names(node: ast.AST) -> set[str]:
+    """Names an expression binds with ``:=`` (in its comprehensions too: they bind outside)."""
+    return {
+        child.target.id
+        for child in ast.walk(node)
+        if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name)
+    }
+
+
+def _changed_before_return(facts: RewardFacts, target: ast.expr) -> str | None:
+    """The local name of a dict display the reward returns later, when the function may change
+    the dict before returning it (any use of the name but ``return name``): a ``reward`` key
+    copied into the display would carry the display's value, not the returned one."""
+    if any(returned.node.value is target for returned in facts.returns):
+        return None
+    names = {name for name, local in facts.local_dicts.items() if local.literal is target}
+    expected = {id(r.node.value) for r in facts.returns if isinstance(r.node.value, ast.Name)}
+    nodes = list(ast.walk(facts.function))
+    for node in nodes:
+        if isinstance(node, ast.Assign) and node.value is target:
+            expected.update(id(name) for name in node.targets if isinstance(name, ast.Name))
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in names and id(node) not in expected:
+            return node.id
+    return None
+
+
+def _copy_risk(
+    facts: RewardFacts, target: ast.expr, key: str | None, value: ast.expr, expression: str
+) -> str | None:
+    """Why copying ``value`` into a new ``reward`` entry may not give what the dict returns as
+    its score (``None``: it does)."""
+    if key not in SCORE_KEYS:
+        named = f"the value of `{key}`" if key else "a positional value"
+        return f"`{expression}` ({named}) is a guess: no key says which entry is the score"
+    if not evaluates_cheaply(value):
+        return f"`{expression}` would run twice, and may not give the same value twice"
+    if isinstance(value, ast.Name) and value.id in _walrus_names(target):
+        return f"`{expression}` is bound by `:=` in this dict: the copy may read another value"
+    changed = _changed_before_return(facts, target)
+    if changed is not None:
+        return (
+            f"`{changed}` may change between this dict and its `return`: a `reward` written "
+            "here would keep the first score"
+        )
     return None
 
 
 def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
-    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, in the dict's own style,
-    valued from its closest numeric entry, else a placeholder the fix asks the editor to select.
+    """Add a ``reward`` entry to a dict display or ``dict(...)`` call, in the dict's own style:
+    right after the entry whose value it copies, else first with a placeholder the fix asks the
+    editor to select.
 
-    Safe only when the value comes from a key that says it is the score (``score``, ``f1``,
-    ``accuracy``...) and evaluating it twice changes nothing (no judge call, no ``await``); a
-    value guessed from another entry, or the placeholder, is unsafe."""
+    Safe only when the copy is certainly the score the dict returns: a key that says it is the
+    score (``score``, ``f1``...), a value that is a name or a literal (evaluating anything else
+    again may run a judge or a property twice), not bound by ``:=`` in the dict, in a dict not
+    changed between its display and its ``return`` (:func:`_copy_risk`)."""
     if isinstance(target, ast.Dict):
         pairs = [(string_value(key), value) for key, value in zip(target.keys, target.values)]
     elif isinstance(target, ast.Call):
@@ -270,16 +304,11 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
             unsafe_reason=f"`{REWARD_PLACEHOLDER}` is a placeholder: until it is replaced every "
             f"sample scores {REWARD_PLACEHOLDER}",
         )
-    expression, key, value = found
-    risk = None
-    if key not in SCORE_KEYS:
-        named = f"the value of `{key}`" if key else "a positional value"
-        risk = f"`{expression}` ({named}) is a guess: no key says which entry is the score"
-    elif not evaluates_cheaply(facts, value):
-        risk = f"`{expression}` would run twice, and may not give the same value twice"
+    expression, key, index = found
+    risk = _copy_risk(facts, target, key, pairs[index][1], expression)
     return Fix(
         f"Add a `reward` key with `{expression}`",
-        transform=Transform("add_reward_key", span, (("value", expression),)),
+        transform=Transform("add_reward_key", span, (("value", expression), ("after", str(index)))),
         applicability="safe" if risk is None else "unsafe",
         unsafe_reason=risk,
     )

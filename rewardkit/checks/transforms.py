@@ -89,10 +89,15 @@ class _Statement:
         self.end = starts[index + 1] if index + 1 < len(starts) else len(source)
         self.first_line = bisect_right(line_starts, self.start)
         self.source = source
+        text = source[self.start : self.end]
         try:
-            self.module = cst.parse_module(source[self.start : self.end])
+            self.module = cst.parse_module(text)
         except (cst.ParserSyntaxError, RecursionError) as error:
             raise TransformError(f"libcst cannot parse this definition: {error}") from None
+        code = self.module.code
+        if not text.startswith(code):
+            raise TransformError("libcst does not give this definition back byte for byte")
+        self.lost = text[len(code) :]  # libcst drops a CR-only file's last "\r": put back
         self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
 
     @cached_property
@@ -118,7 +123,7 @@ class _Statement:
 
     def spliced(self, module: cst.Module) -> str:
         """The whole source with this statement replaced by ``module``'s code."""
-        return self.source[: self.start] + module.code + self.source[self.end :]
+        return self.source[: self.start] + module.code + self.lost + self.source[self.end :]
 
 
 def _outermost(nodes: Sequence[cst.CSTNode]) -> cst.CSTNode:
@@ -240,7 +245,39 @@ def _quote(elements: Sequence[cst.BaseDictElement]) -> str:
     return '"'
 
 
-def _with_reward_entry(node: cst.CSTNode, value: cst.BaseExpression) -> cst.CSTNode:
+def _plain(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    """``whitespace`` without the comment ending its first line and the blank lines after it."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    return whitespace
+
+
+def _inserted_after(
+    items: Sequence[cst.CSTNode],
+    index: int,
+    entry: cst.CSTNode,
+    opening: cst.BaseParenthesizableWhitespace,
+) -> list[cst.CSTNode]:
+    """``items`` (dict elements or call arguments) with ``entry`` right after ``items[index]``,
+    separated as the others are (a comment ending the line of ``items[index]`` stays there)."""
+    before, rest = items[index], list(items[index + 1 :])
+    comma = before.comma  # type: ignore[attr-defined]
+    if rest and isinstance(comma, cst.Comma):
+        separator = comma.with_changes(whitespace_after=_plain(comma.whitespace_after))
+        return [*items[:index], before, entry.with_changes(comma=separator), *rest]
+    others = [item.comma for item in items[:index] if isinstance(item.comma, cst.Comma)]  # type: ignore[attr-defined]
+    if others:
+        separator = cst.Comma(whitespace_after=_plain(others[-1].whitespace_after))
+    else:
+        separator = cst.Comma(whitespace_after=_plain(_separator(opening)[1]))
+    return [*items[:index], before.with_changes(comma=separator), entry.with_changes(comma=comma)]
+
+
+def _with_reward_entry(
+    node: cst.CSTNode, value: cst.BaseExpression, after: int | None
+) -> cst.CSTNode:
+    """``node`` (a dict display or ``dict(...)`` call) with a ``reward`` entry valued ``value``:
+    right after entry ``after`` (the one it copies), else first."""
     if isinstance(node, cst.Dict):
         elements = list(node.elements)
         key = cst.SimpleString(f"{_quote(elements)}reward{_quote(elements)}")
@@ -253,6 +290,9 @@ def _with_reward_entry(node: cst.CSTNode, value: cst.BaseExpression) -> cst.CSTN
                 whitespace_before_colon=template.whitespace_before_colon,
                 whitespace_after_colon=template.whitespace_after_colon,
             )
+        if after is not None and 0 <= after < len(elements):
+            opening = node.lbrace.whitespace_after
+            return node.with_changes(elements=_inserted_after(elements, after, entry, opening))
         after_brace, after_comma = _separator(node.lbrace.whitespace_after)
         entry = entry.with_changes(comma=cst.Comma(whitespace_after=after_comma))
         return node.with_changes(
@@ -272,13 +312,17 @@ def _with_reward_entry(node: cst.CSTNode, value: cst.BaseExpression) -> cst.CSTN
     entry = cst.Arg(value=value, keyword=cst.Name("reward"), equal=equal)
     if not arguments:
         return node.with_changes(args=[entry])
+    if after is not None and 0 <= after < len(arguments):
+        opening = node.whitespace_before_args
+        return node.with_changes(args=_inserted_after(arguments, after, entry, opening))
     after_paren, after_comma = _separator(node.whitespace_before_args)
     entry = entry.with_changes(comma=cst.Comma(whitespace_after=after_comma))
     return node.with_changes(whitespace_before_args=after_paren, args=[entry, *arguments])
 
 
 def add_reward_key(statement: _Statement, transform: Transform) -> str:
-    """Add ``"reward": value`` as the first entry of a dict display or ``dict(...)`` call."""
+    """Add ``"reward": value`` to a dict display or ``dict(...)`` call: after the entry it
+    copies (option ``after``, its index), or first with the placeholder."""
     target = statement.find(transform.span, (cst.Dict, cst.Call))
     text = transform.option("value")
     if isinstance(text, str):
@@ -288,7 +332,9 @@ def add_reward_key(statement: _Statement, transform: Transform) -> str:
             raise TransformError(f"cannot parse the value `{text}`: {error}") from None
     else:
         value = cst.Name(_MARKER)
-    return _replace_one(statement, target, lambda node: _with_reward_entry(node, value))
+    index = transform.option("after")
+    after = int(index) if isinstance(index, str) and index.isdigit() else None
+    return _replace_one(statement, target, lambda node: _with_reward_entry(node, value, after))
 
 
 def await_call(statement: _Statement, transform: Transform) -> str:

@@ -41,8 +41,8 @@ def test_fix_writes_the_golden_files_and_a_second_fix_changes_nothing(golden_pro
     first = run_check("--fix", "rewards", cwd=golden_project)
     assert _files(golden_project) == _golden("fixed")
     assert first.returncode == 1, first.stdout + first.stderr  # unsafe fixes leave errors
-    assert first.stdout.startswith("Fixed 11 problems in 3 files.\n")
-    assert "4 more problems have an unsafe fix, not applied" in first.stdout
+    assert first.stdout.startswith("Fixed 10 problems in 3 files.\n")
+    assert "5 more problems have an unsafe fix, not applied" in first.stdout
     assert "verl_gsm8k.py:21:18: RK101 `solution_str` is not a field" in first.stdout
     assert "RK102" not in first.stdout  # fixed, so no longer reported
 
@@ -68,7 +68,7 @@ def test_diff_prints_the_change_exits_one_and_writes_nothing(golden_project: Pat
     assert "--- rewards/open_r1_accuracy.py\n+++ rewards/open_r1_accuracy.py\n" in result.stdout
     assert "-def accuracy(completions: str, solution: str) -> float:\n" in result.stdout
     assert "+def accuracy(completion: str, solution: str) -> float:\n" in result.stdout
-    assert result.stderr.startswith("Would fix 11 problems in 3 files.\n")
+    assert result.stderr.startswith("Would fix 10 problems in 3 files.\n")
     # applying the diff gives what --fix writes
     patch = shutil.which("patch")
     if patch is not None:
@@ -182,7 +182,7 @@ def test_without_libcst_fix_names_the_extra_to_install(golden_project: Path):
 def test_the_pre_commit_fix_hook_fixes_and_fails_then_passes(tmp_path: Path) -> None:
     source = (
         "from rewardkit import reward\n\n@reward\ndef qa(final_respone):\n"
-        "    return {'score': float(bool(final_respone))}  # kept\n"
+        "    score = float(bool(final_respone))\n    return {'score': score}  # kept\n"
     )
     user_repo, command, environment = pre_commit_try_repo(
         tmp_path, "rewardkit-fix", {"my_reward.py": source}
@@ -194,7 +194,7 @@ def test_the_pre_commit_fix_hook_fixes_and_fails_then_passes(tmp_path: Path) -> 
     assert "Fixed 2 problems in 1 file." in fixed.stdout
     assert (user_repo / "my_reward.py").read_text(encoding="utf-8") == (
         "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n"
-        "    return {'reward': float(bool(final_response)), 'score': float(bool(final_response))}"
+        "    score = float(bool(final_response))\n    return {'score': score, 'reward': score}"
         "  # kept\n"
     )
     _git("add", "-A", cwd=user_repo)

@@ -67,9 +67,15 @@ def test_renames_leave_nested_scopes_that_bind_the_name_alone() -> None:
 
 
 def test_a_multi_line_dict_gets_its_key_on_a_line_of_its_own() -> None:
-    fixed = _read("fixed", "verl_gsm8k.py")
+    """After the entry it copies, the comment ending that entry's line left where it was; a
+    value that would run twice (`float(...)`) is left to --unsafe-fixes."""
+    fixed, unsafe = _read("fixed", "verl_gsm8k.py"), _read("fixed_unsafe", "verl_gsm8k.py")
     assert (
-        '        return {\n            "reward": 0.0,\n            "score": 0.0,  # no `####` line\n'
-        '            "formatted": False,\n        }\n'
+        '        return {\n            "score": 0.0,  # no `####` line\n'
+        '            "reward": 0.0,\n            "formatted": False,\n        }\n'
     ) in fixed
-    assert '    return {\n        "reward": float(answer == ground_truth),\n' in fixed
+    assert '    return {\n        "score": float(answer == ground_truth),\n        "formatted"' in fixed
+    assert (
+        '    return {\n        "score": float(answer == ground_truth),\n'
+        '        "reward": float(answer == ground_truth),\n        "formatted": True,\n'
+    ) in unsafe

@@ -211,15 +211,22 @@ def test_a_fix_whose_result_parses_badly_or_adds_a_finding_is_refused(
     ("value", "safe"),
     [
         ("f1", True),
-        ("float(final_response == 'x')", True),
-        ("round(len(final_response) / 10, 2)", True),
+        ("0.5", True),
+        ("-1", True),
+        # anything else may run code twice: a call, a property, a `__getitem__`
+        ("float(final_response == 'x')", False),
+        ("round(len(final_response) / 10, 2)", False),
         ("judge(final_response)", False),  # an LLM judge twice may not agree with itself
         ("random.random()", False),
+        ("JUDGE.verdict", False),
+        ("SCORES[final_response]", False),
+        ("f1 + 0", False),
     ],
 )
 def test_a_reward_value_that_would_run_twice_is_unsafe(value: str, safe: bool) -> None:
     source = (
         "import random\n\nfrom rewardkit import reward\n\n\ndef judge(text):\n    return 0.5\n\n\n"
+        "JUDGE = SCORES = None\n\n\n"
         "@reward\ndef r(final_response):\n    f1 = 0.5\n"
         f"    return {{'score': {value}, 'label': 'x'}}\n"
     )
@@ -258,22 +265,32 @@ def test_a_rename_edits_each_use_as_a_whole_name() -> None:
 @pytest.mark.parametrize(
     ("returned", "expected"),
     [
-        ("{'score': s}", "{'reward': s, 'score': s}"),
-        ('{ "score": s }', '{ "reward": s, "score": s }'),
-        ("{'score' : s}", "{'reward' : s, 'score' : s}"),
+        # right after the entry it copies
+        ("{'score': s}", "{'score': s, 'reward': s}"),
+        ('{ "score": s }', '{ "score": s, "reward": s }'),
+        ("{'score' : s}", "{'score' : s, 'reward' : s}"),
+        ("{'n': 1, 'score': s, 'x': 2}", "{'n': 1, 'score': s, 'reward': s, 'x': 2}"),
         (
             "{  # metrics\n        'score': s,\n    }",
-            "{  # metrics\n        'reward': s,\n        'score': s,\n    }",
+            "{  # metrics\n        'score': s,\n        'reward': s,\n    }",
         ),
         (
             "{\n        # the score\n        'score': s\n    }",
-            "{\n        'reward': s,\n        # the score\n        'score': s\n    }",
+            "{\n        # the score\n        'score': s,\n        'reward': s\n    }",
         ),
-        ("dict(score=s)", "dict(reward=s, score=s)"),
-        ("dict(score = s)", "dict(reward = s, score = s)"),
+        (
+            "{\n        'score': s,  # kept here\n        'n': 1,\n    }",
+            "{\n        'score': s,  # kept here\n        'reward': s,\n        'n': 1,\n    }",
+        ),
+        (
+            "{\n        'n': 1,\n        'score': s\n    }",
+            "{\n        'n': 1,\n        'score': s,\n        'reward': s\n    }",
+        ),
+        ("dict(score=s)", "dict(score=s, reward=s)"),
+        ("dict(score = s)", "dict(score = s, reward = s)"),
         (
             "dict(\n        score=s,\n        n=1,\n    )",
-            "dict(\n        reward=s,\n        score=s,\n        n=1,\n    )",
+            "dict(\n        score=s,\n        reward=s,\n        n=1,\n    )",
         ),
     ],
 )
@@ -295,9 +312,9 @@ def test_an_insertion_starts_where_a_token_does() -> None:
 def test_fixes_keep_line_endings_and_non_ascii_text() -> None:
     source = (
         "from rewardkit import reward\r\n\r\n@reward\r\ndef r(final_respone):\r\n"
-        "    # café ☕\r\n    return {'score': len('é' + final_respone)}\r\n"
+        "    # café ☕\r\n    n = len('é' + final_respone)\r\n    return {'score': n}\r\n"
     )
     fixed = fix_module(source, "r.py", CheckConfig()).source
     assert fixed == source.replace("final_respone", "final_response").replace(
-        "{'score'", "{'reward': len('é' + final_response), 'score'"
+        "{'score': n}", "{'score': n, 'reward': n}"
     )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import RewardFacts
+from rewardkit.checks.fix_safety import Role, field_role
 from rewardkit.checks.fixes import rename_fix
 from rewardkit.checks.frameworks import (
     ADAPTER_FIELDS,
@@ -96,16 +97,84 @@ MODEL_OUTPUT_NAMES: dict[str, str] = {
 here: reported even when no task field is declared."""
 
 
+OUTPUT_FIELD = "final_response"
+"""The field that receives the model's output (what verl's ``solution_str`` is here)."""
+
+
+def misspelled_output_name(name: str) -> str | None:
+    """The other framework's name for the model's output (:data:`MODEL_OUTPUT_NAMES`) that
+    ``name`` is one or two edits from (``solution_sr``, ``soluton_str``), if any."""
+    for known in MODEL_OUTPUT_NAMES:
+        if name != known and edit_distance(name, known) <= (1 if len(known) <= 10 else 2):
+            return known
+    return None
+
+
+def _role_kept(name: str, suggestion: str | None, config: CheckConfig) -> tuple[str | None, str]:
+    """(the did-you-mean, a note) for a parameter that misspells another framework's name for
+    the model's output: never a field that receives something else (verl's ``solution_sr``
+    renamed to the gold column ``solution`` would compare the gold with itself), but
+    :data:`OUTPUT_FIELD`, which receives what the name meant."""
+    meant = misspelled_output_name(name)
+    if meant is None or (suggestion is not None and field_role(suggestion) is Role.OUTPUT):
+        return suggestion, ""
+    note = (
+        f" (`{name}` looks like `{meant}`, {MODEL_OUTPUT_NAMES[meant]}: here it is "
+        f"`{OUTPUT_FIELD}`)"
+    )
+    return (OUTPUT_FIELD if OUTPUT_FIELD in config.field_names else None), note
+
+
 COMMON_DATASET_COLUMNS = frozenset(
     {
-        "answer", "answers", "solution", "solutions", "ground_truth", "ground_truths",
-        "gold", "golds", "gold_answer", "gold_answers", "golden_answer", "golden_answers",
-        "label", "labels", "question", "questions", "problem", "problems", "prompt", "prompts",
-        "target", "targets", "reference", "references", "expected", "expected_answer",
-        "expected_output", "final_answer", "final_answers", "query", "queries", "test_case", "test_cases",
-        "tests", "input_output", "data_source", "data_sources", "extra_info", "extra_infos",
-        "reward_model", "choice", "choices", "instruction", "instructions", "level", "subject",
-        "task_id", "unique_id",
+        "answer",
+        "answers",
+        "solution",
+        "solutions",
+        "ground_truth",
+        "ground_truths",
+        "gold",
+        "golds",
+        "gold_answer",
+        "gold_answers",
+        "golden_answer",
+        "golden_answers",
+        "label",
+        "labels",
+        "question",
+        "questions",
+        "problem",
+        "problems",
+        "prompt",
+        "prompts",
+        "target",
+        "targets",
+        "reference",
+        "references",
+        "expected",
+        "expected_answer",
+        "expected_output",
+        "final_answer",
+        "final_answers",
+        "query",
+        "queries",
+        "test_case",
+        "test_cases",
+        "tests",
+        "input_output",
+        "data_source",
+        "data_sources",
+        "extra_info",
+        "extra_infos",
+        "reward_model",
+        "choice",
+        "choices",
+        "instruction",
+        "instructions",
+        "level",
+        "subject",
+        "task_id",
+        "unique_id",
     }
 )
 """Columns of the datasets reward code meets most (GSM8K, MATH, open-r1's, verl's parquet files,
@@ -267,6 +336,9 @@ def _unfilled(
             message = f"`{name}` is not a field: no predefined, injected or task field fills it"
         if with_default and native is None:
             message = f"no field fills `{name}`: it is always its default"
+        if native is None:
+            suggestion, note = _role_kept(name, suggestion, config)
+            message += note
         if name in MODEL_OUTPUT_NAMES and native is None:
             message += f" (`{name}` is {MODEL_OUTPUT_NAMES[name]})"
         guessed = zero_config and column is not None
@@ -289,7 +361,7 @@ def _unfilled_diagnostic(
     fixes: list[Fix] = []
     if suggestion:
         message += f"; did you mean `{suggestion}`?"
-        fixes.append(rename_fix(facts, name, suggestion))
+        fixes.append(rename_fix(facts, name, suggestion, meant=misspelled_output_name(name)))
     elif not native:
         message += " (if the dataset has it, add it to `task_fields` in [tool.rewardkit])"
     if guessed_column:

@@ -74,7 +74,7 @@ class MissingRewardKey(Rule):
             "    f1 = 0.5\n    return {'score': f1, 'f1': f1}\n",
             6,
             "from rewardkit import reward\n\n@reward\ndef qa(final_response, answer):\n"
-            "    f1 = 0.5\n    return {'reward': f1, 'score': f1, 'f1': f1}\n",
+            "    f1 = 0.5\n    return {'score': f1, 'reward': f1, 'f1': f1}\n",
         ),
         Invalid(
             "from rewardkit import reward\n\n@reward\ndef qa(final_response, answer):\n"

@@ -23,12 +23,11 @@ def gsm8k_strict(solution_str, ground_truth, method="strict"):
     answer = extract_solution(solution_str=solution_str, method=method)
     if answer is None:
         return {
-            "reward": 0.0,
             "score": 0.0,  # no `####` line
+            "reward": 0.0,
             "formatted": False,
         }
     return {
-        "reward": float(answer == ground_truth),
         "score": float(answer == ground_truth),
         "formatted": True,
     }

@@ -37,7 +37,7 @@ def think_format(completion: str, solution: str = "") -> dict:
     """The format reward of open-r1: the response is a think block then an answer block."""
     ok = bool(THINK_FORMAT.match(completion))
     return dict(
-        reward=1.0 if ok else 0.0,
         format=1.0 if ok else 0.0,
+        reward=1.0 if ok else 0.0,
         length=len(completion),
     )

@@ -23,13 +23,13 @@ def gsm8k_strict(solution, ground_truth, method="strict"):
     answer = extract_solution(solution_str=solution, method=method)
     if answer is None:
         return {
-            "reward": 0.0,
             "score": 0.0,  # no `####` line
+            "reward": 0.0,
             "formatted": False,
         }
     return {
-        "reward": float(answer == ground_truth),
         "score": float(answer == ground_truth),
+        "reward": float(answer == ground_truth),
         "formatted": True,
     }
 
@@ -39,4 +39,4 @@ def gsm8k_format(final_response: str) -> dict:
     """1.0 when the response ends with a `####` answer line."""
     lines = [line for line in final_response.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
-    return {"reward": float(last.startswith("####")), "format": float(last.startswith("####")), "lines": len(lines)}
+    return {"format": float(last.startswith("####")), "reward": float(last.startswith("####")), "lines": len(lines)}
