@@ -29,7 +29,12 @@ def with_prompt_and_completion(fields: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(trajectory, list) or ("prompt" in fields and "completion" in fields):
         return fields
     start = next(
-        (i for i, m in enumerate(trajectory) if isinstance(m, dict) and m.get("role") == "assistant"), len(trajectory)
+        (
+            i
+            for i, m in enumerate(trajectory)
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        ),
+        len(trajectory),
     )
     derived = {"prompt": prompt_text(trajectory[:start]), "completion": trajectory[start:]}
     return {**derived, **fields}
@@ -49,9 +54,23 @@ class AgentFlyReward(RewardAdapter):
     framework: ClassVar[str] = "AgentFly"
     reserved_extras: ClassVar[Mapping[str, str]] = AGENTFLY_RESERVED_EXTRAS
 
+    def __init__(self, reward: Any, **options: Any) -> None:
+        super().__init__(reward, **options)
+        if self.is_group:  # refused when built, as every adapter that can never give it a group
+            raise self.group_error(
+                f"{self.group_hint()}, so it never has a group or a batch to give it"
+            )
+
+    def group_hint(self) -> str:
+        return "AgentFly's runner calls the reward once per rollout"
+
     async def __call__(self, **fields: Any) -> dict[str, Any]:
         scored = await self.score_one_async(with_prompt_and_completion(fields))
-        return {"reward": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""}
+        return {
+            "reward": scored.reward,
+            **self.schema.conform(scored.extras),
+            "error": scored.error or "",
+        }
 
 
 async def _agentfly_reward(**fields: Any) -> dict[str, Any]:
@@ -89,7 +108,6 @@ def to_agentfly(
     )
 
 
-
 def _agentfly_registry() -> Any:
     """AgentFly's reward registry module (the one with ``register_reward``), imported."""
     for module in AGENTFLY_REGISTRY_MODULES:
@@ -105,7 +123,9 @@ def _agentfly_registry() -> Any:
     )
 
 
-def register_in_agentfly(reward: Any, *, name: str | None = None, registry: Any = None, **options: Any) -> AgentFlyReward:
+def register_in_agentfly(
+    reward: Any, *, name: str | None = None, registry: Any = None, **options: Any
+) -> AgentFlyReward:
     """Make ``reward`` visible to AgentFly's registry, so that an AgentFly config's
     ``reward_name: <name>`` finds it (``get_reward_from_name``), and return the adapter registered.
 

@@ -17,7 +17,8 @@ a plain completion one assistant message); each list column -> a task field of i
 ``trainer_state`` -> ``trainer_state``; ``environments`` -> ``environment`` (this sample's);
 ``prompt`` is the prompt's text (a chat prompt's last user message), ``completion`` the
 completion's messages, ``completion_ids``/``completion_length`` TRL's token ids and their count.
-A group reward is scored over each prompt's consecutive completions (or runs of ``group_size``).
+A group reward is scored over each prompt's ``num_generations`` consecutive completions, the size
+taken from ``group_size`` or from the calling trainer; a call that does not tell is refused.
 A ``NOT_APPLICABLE`` sample gets ``None``.
 
 Results: the reward per completion (the ``fallback`` on failure, which may be ``None``);
@@ -31,6 +32,7 @@ the successful samples' numbers only.
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -57,7 +59,55 @@ from rewardkit.metrics import as_number
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
 """Keyword arguments TRL passes that are callbacks for the adapter, never reward fields."""
 
-TRL_DEFAULT_FIELD_MAP: Mapping[str, str | None] = types.MappingProxyType({"environments": "environment"})
+
+def trainer_group_size(kwargs: Mapping[str, Any]) -> int | None:
+    """The calling trainer's completions per prompt, ``None`` when the call does not tell.
+
+    TRL's ``GRPOTrainer`` and ``RLOOTrainer`` (1.x) pass their own bound ``log_metric`` and
+    ``log_extra`` methods: the trainer behind them holds ``num_generations`` (training) and
+    ``num_generations_eval`` (evaluation, when its model is not in training mode)."""
+    for key in TRL_CALLBACK_KWARGS:
+        trainer = getattr(kwargs.get(key), "__self__", None)
+        size = getattr(trainer, "num_generations", None)
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            if getattr(getattr(trainer, "model", None), "training", True) is False:
+                evaluation = getattr(trainer, "num_generations_eval", None)
+                size = evaluation if isinstance(evaluation, int) and evaluation > 0 else size
+            return size
+    return None
+
+
+def size_from_prompts(prompts: Sequence[Any]) -> tuple[int | None, str]:
+    """The group size TRL's layout allows for ``prompts`` when there is exactly one, else
+    ``(None, why not)``.
+
+    TRL repeats each prompt ``num_generations`` (at least 2) times in a row, so every run of
+    equal prompts is a whole number of groups: the size divides the runs' greatest common
+    divisor. Only a prime divisor leaves one choice; a composite one (a run of 4: one group of 4,
+    or a prompt the dataset repeats, two groups of 2) or 1 (interleaved prompts) leaves none."""
+    runs: list[int] = []
+    for index, prompt in enumerate(prompts):
+        if runs and prompts[index - 1] == prompt:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    divisor = math.gcd(*runs) if runs else 0
+    if divisor < 2:
+        return (
+            None,
+            "its prompts are not runs of equal prompts of one size (interleaved prompts are no groups)",
+        )
+    if any(divisor % factor == 0 for factor in range(2, math.isqrt(divisor) + 1)):
+        return None, (
+            f"runs of {divisor} equal prompts may each be one group or several (a dataset that repeats "
+            "a prompt puts its groups side by side)"
+        )
+    return divisor, ""
+
+
+TRL_DEFAULT_FIELD_MAP: Mapping[str, str | None] = types.MappingProxyType(
+    {"environments": "environment"}
+)
 
 TRL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -77,38 +127,79 @@ class TrlReward(RewardAdapter):
     not_applicable: ClassVar[float | None] = None
 
     def __init__(self, reward: Any, *, group_size: int | None = None, **options: Any) -> None:
-        if group_size is not None and (isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1):
-            raise ValueError(f"group_size must be a positive integer (GRPOConfig.num_generations) or None, got {group_size!r}")
+        if group_size is not None and (
+            isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1
+        ):
+            raise ValueError(
+                f"group_size must be a positive integer (GRPOConfig.num_generations) or None, got {group_size!r}"
+            )
         super().__init__(reward, **options)
         self.group_size = group_size
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "group_size": self.group_size}
 
-    def groups(self, prompts: Sequence[Any]) -> list[list[int]]:
-        """The completions of each prompt: runs of ``group_size`` when given (TRL's
-        ``num_generations``), else runs of consecutive equal prompts (TRL repeats each prompt
-        ``num_generations`` times in a row); a batch reward gets the whole call."""
+    def groups(
+        self, prompts: Sequence[Any], kwargs: Mapping[str, Any] | None = None
+    ) -> list[list[int]]:
+        """The completions of each prompt: runs of the group size (``group_size``, else the calling
+        trainer's ``num_generations``, else the only size the prompts allow), each of one prompt;
+        a batch reward gets the whole call.
+
+        Never guessed from runs of equal prompts: a dataset that repeats a prompt can put two of
+        its groups side by side, and interleaved prompts are no groups at all. Raises
+        ``TypeError`` (a configuration error, at the first call) when the size is unknown or
+        does not fit."""
         if self.reward.over == "batch":
             return [list(range(len(prompts)))] if prompts else []
-        if self.group_size is not None:
-            if len(prompts) % self.group_size:
-                raise AdapterInputError(
-                    f"TRL call: {len(prompts)} completions do not split into groups of group_size={self.group_size}"
+        size, source = self.call_group_size(prompts, kwargs or {})
+        if len(prompts) % size:
+            raise self.group_error(
+                f"TRL passed {len(prompts)} completions, which do not split into groups of {size} "
+                f"({source}); keep per_device_train_batch_size a multiple of num_generations"
+            )
+        groups = consecutive_groups(len(prompts), size)
+        for members in groups:
+            if any(prompts[index] != prompts[members[0]] for index in members):
+                raise self.group_error(
+                    f"TRL's completions {members[0]}..{members[-1]} form one group of {size} "
+                    f"({source}) but hold different prompts: TRL repeats each prompt "
+                    "num_generations times in a row, so the group size does not match this call"
                 )
-            return consecutive_groups(len(prompts), self.group_size)
-        groups: list[list[int]] = []
-        for index, prompt in enumerate(prompts):
-            if groups and prompts[groups[-1][0]] == prompt:
-                groups[-1].append(index)
-            else:
-                groups.append([index])
         return groups
 
-    def score_call(self, prompts: Sequence[Any], samples: list[Any]) -> list[Scored]:
+    def call_group_size(self, prompts: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[int, str]:
+        """The group size of one call and where it comes from: ``group_size``, else the calling
+        trainer's (they must agree), else the one size the prompts allow (``size_from_prompts``)."""
+        trainer_size = trainer_group_size(kwargs)
+        if (
+            self.group_size is not None
+            and trainer_size is not None
+            and trainer_size != self.group_size
+        ):
+            raise self.group_error(
+                f"to_trl(..., group_size={self.group_size}) disagrees with the calling trainer's "
+                f"num_generations={trainer_size}: drop group_size (the trainer's is used) or make them equal"
+            )
+        if self.group_size is not None:
+            return self.group_size, f"group_size={self.group_size}"
+        if trainer_size is not None:
+            return trainer_size, "the trainer's num_generations"
+        size, problem = size_from_prompts(prompts)
+        if size is None:
+            raise self.group_error(
+                f"its TRL call does not say how many completions each prompt has (TRL's GRPOTrainer and "
+                f"RLOOTrainer do; this caller does not), and {problem}: pass "
+                "to_trl(..., group_size=<GRPOConfig.num_generations>)"
+            )
+        return size, "the only size its prompts allow"
+
+    def score_call(
+        self, prompts: Sequence[Any], samples: list[Any], kwargs: Mapping[str, Any]
+    ) -> list[Scored]:
         """Score one TRL call: per completion, or by groups for a group reward."""
         if self.is_group:
-            return self.score_groups(samples, self.groups(prompts))
+            return self.score_groups(samples, self.groups(prompts, kwargs))
         return self.score_batch(samples)
 
     def mapped(self, source: str, default: str | None) -> str | None:
@@ -128,7 +219,9 @@ class TrlReward(RewardAdapter):
         if len(prompts) != size:
             raise AdapterInputError(f"TRL call: {len(prompts)} prompts but {size} completions")
         if completion_ids is not None and len(completion_ids) != size:
-            raise AdapterInputError(f"TRL call: {len(completion_ids)} completion_ids but {size} completions")
+            raise AdapterInputError(
+                f"TRL call: {len(completion_ids)} completion_ids but {size} completions"
+            )
         columns: dict[str, Sequence[Any]] = {}
         shared: dict[str, Any] = {}
         for source, value in kwargs.items():
@@ -165,7 +258,11 @@ class TrlReward(RewardAdapter):
                     predefined["completion_ids"] = ids
                     predefined["completion_length"] = len(ids)
             except (AdapterInputError, TypeError, ValueError, KeyError) as exc:
-                out.append(exc if isinstance(exc, AdapterInputError) else AdapterInputError(f"{where}: {exc}"))
+                out.append(
+                    exc
+                    if isinstance(exc, AdapterInputError)
+                    else AdapterInputError(f"{where}: {exc}")
+                )
                 continue
             task = {**shared, **{target: column[index] for target, column in columns.items()}}
             response_field = self.mapped("completion", "final_response")
@@ -187,7 +284,9 @@ class TrlReward(RewardAdapter):
         keys = self.schema.keys
         if log_metric is not None:
             for key in keys:
-                values = (as_number(row[key]) for row, item in zip(rows, scored) if item.error is None)
+                values = (
+                    as_number(row[key]) for row, item in zip(rows, scored) if item.error is None
+                )
                 numbers = [number for number in values if number is not None]
                 if numbers:
                     log_metric(f"{self.__name__}/{key}", sum(numbers) / len(numbers))
@@ -207,12 +306,17 @@ class TrlReward(RewardAdapter):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        scored = self.score_call(prompts, self.samples(prompts, completions, kwargs, completion_ids))
+        scored = self.score_call(
+            prompts, self.samples(prompts, completions, kwargs, completion_ids), kwargs
+        )
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
 
 
 async def _trl_reward_func(
-    prompts: Sequence[Any], completions: Sequence[Any], completion_ids: Sequence[Any] | None = None, **kwargs: Any
+    prompts: Sequence[Any],
+    completions: Sequence[Any],
+    completion_ids: Sequence[Any] | None = None,
+    **kwargs: Any,
 ) -> list[float | None]:
     """The signature TRL sees on the async adapter (never called)."""
     raise NotImplementedError
@@ -230,7 +334,7 @@ class AsyncTrlReward(TrlReward):
     ) -> list[float | None]:
         samples = self.samples(prompts, completions, kwargs, completion_ids)
         if self.is_group:
-            scored = await self.score_groups_async(samples, self.groups(prompts))
+            scored = await self.score_groups_async(samples, self.groups(prompts, kwargs))
         else:
             scored = await self.score_batch_async(samples)
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
@@ -260,7 +364,8 @@ def to_trl(
     ``asynchronous=None`` follows the reward. ``field_map`` maps TRL's names (a dataset
     column, ``completion``, ``trainer_state``, ``environments``) to reward fields (``None`` drops
     one). ``fallback=None`` makes a failed sample "not applicable" for TRL instead of a score.
-    ``group_size`` (a group reward): TRL's ``num_generations``; default: consecutive equal prompts.
+    ``group_size`` (a group reward): TRL's ``num_generations``; by default taken from the calling
+    trainer (TRL 1.x's GRPO and RLOO trainers), and a call that does not tell is refused.
     """
     is_async = as_async(reward) if asynchronous is None else asynchronous
     cls = AsyncTrlReward if is_async else TrlReward

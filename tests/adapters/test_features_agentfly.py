@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rewardkit import NOT_APPLICABLE, group_reward, reward
-from rewardkit.adapters import to_agentfly
+from rewardkit.adapters import register_in_agentfly, to_agentfly
 
 TRAJECTORY = [
     {"role": "system", "content": "use the calculator"},
@@ -32,15 +32,42 @@ def group(final_response: list[str]) -> list[float]:
     return [1.0] * len(final_response)
 
 
+@group_reward(name="af_batch", over="batch", auto_register=False)
+def batch(final_response: list[str]) -> list[float]:
+    return [1.0] * len(final_response)
+
+
+class NoRegistry:
+    """A registry that must never be reached: the adapter is refused before registering."""
+
+    @staticmethod
+    def register_reward(name: str, function: Any) -> None:
+        raise AssertionError(f"{name} registered")
+
+
+NO_REGISTRY = NoRegistry()
+
+
 def test_prompt_and_completion_from_the_trajectory() -> None:
     adapter = to_agentfly(prompt_completion)
-    result = asyncio.run(adapter(final_response="42", trajectory=TRAJECTORY, id="r1", chain_id="c", group_id="g"))
+    result = asyncio.run(
+        adapter(final_response="42", trajectory=TRAJECTORY, id="r1", chain_id="c", group_id="g")
+    )
     assert result == {"reward": 1.0, "prompt": "what is 6*7?", "turns": 3, "error": ""}
-    skipped = asyncio.run(adapter(final_response="42", trajectory=[{"role": "user", "content": "skip"}], id="r2"))
+    skipped = asyncio.run(
+        adapter(final_response="42", trajectory=[{"role": "user", "content": "skip"}], id="r2")
+    )
     assert skipped == {"reward": 0.0, "prompt": None, "turns": None, "error": ""}  # not a failure
     assert adapter.stats.failures == 0
 
 
-def test_a_group_reward_is_refused_per_rollout() -> None:
-    with pytest.raises(TypeError, match="group reward"):
-        asyncio.run(to_agentfly(group)(final_response="42", trajectory=TRAJECTORY, id="r1"))
+@pytest.mark.parametrize(
+    "build", [to_agentfly, lambda r: register_in_agentfly(r, registry=NO_REGISTRY)]
+)
+def test_a_group_reward_is_refused_when_the_adapter_is_built(build: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"group reward.*AgentFly's runner calls the reward once per rollout"
+    ):
+        build(group)
+    with pytest.raises(TypeError, match="scores the samples of a batch together"):
+        build(batch)

@@ -69,14 +69,11 @@ def test_prompt_completion_messages_and_token_ids() -> None:
 
 def test_a_group_reward_gets_the_completions_of_each_prompt() -> None:
     GROUPS.clear()
-    adapter = to_trl(group_rank)
+    adapter = to_trl(group_rank, group_size=2)
     prompts = ["p1", "p1", "p2", "p2", "p1", "p1"]  # TRL repeats each prompt num_generations times in a row
     rewards = adapter(prompts=prompts, completions=["a", "a b b", "x", "y", "one", "two"], completion_ids=None)
     assert sorted(GROUPS) == [["p1", "p1"], ["p1", "p1"], ["p2", "p2"]]  # groups are scored concurrently
     assert rewards == [0.25, 0.75, 0.5, 0.5, 0.5, 0.5]
-    GROUPS.clear()
-    to_trl(group_rank, group_size=3)(prompts=prompts, completions=["a"] * 6)
-    assert sorted(GROUPS) == [["p1", "p1", "p2"], ["p2", "p1", "p1"]]
 
 
 def test_not_applicable_is_none_for_trl_and_not_a_failure() -> None:
