@@ -8,8 +8,6 @@ nothing here converts a sympy number to a string.
 
 from __future__ import annotations
 
-import cmath
-import random
 import re
 import threading
 from typing import Any
@@ -25,6 +23,15 @@ from rewardkit.math.comparison import (
     Settings,
     compare_values,
 )
+from rewardkit.math.identity import (
+    EXACT_TOLERANCE,
+    agree,
+    agree_at_points,
+    close,
+    is_zero,
+    numeric,
+    proportional,
+)
 from rewardkit.math.magnitude import MAX_BINOMIAL_ARGUMENT, MAX_FACTORIAL_ARGUMENT
 from rewardkit.math.representation import Expression, Matrix, Number, Relation, Value, parse_value
 from rewardkit.math.verdict import quoted
@@ -36,12 +43,6 @@ _NORMALIZATION = NormalizationConfig(
 _CONVERSION = ConversionConfig(lowercase_symbols=False)
 _E_NOTATION = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?\d+)")
 _DECIMAL = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
-_PRECISION = 30
-# Small and large magnitudes of both signs: floor(x/5) and floor(x/6) agree on every point in (-2, 3).
-_SAMPLE_POINTS = (0.3712, 1.2345, -0.6789, 2.7183, -1.4142, 7.3891, -12.3457)
-# Unevaluated sums, products, integrals, limits and derivatives: sympy's numeric evaluation of them is
-# not reliable (an alternating series evaluates to 1 at any x), so only proofs decide them.
-_UNEVALUATED = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit, sympy.Derivative)
 
 
 class UnparseableLatex(ValueError):
@@ -180,7 +181,7 @@ def _combinatorial_refusal(expression: Any) -> str | None:
         for argument in node.args:
             if argument.free_symbols:
                 continue
-            value = _numeric(argument)
+            value = numeric(argument)
             if value is None or abs(value) > limit:
                 return f"a {type(node).__name__} of a number above {limit:,}"
     return None
@@ -228,114 +229,6 @@ def _complex_aware(answer: Any, gold: Any) -> tuple[Any, Any]:
     return answer, gold
 
 
-def _numeric(expression: Any, substitution: dict[Any, Any] | None = None) -> complex | None:
-    """The value at ``substitution`` as a finite complex number, or None when it cannot be trusted."""
-    if expression.has(*_UNEVALUATED):
-        return None
-    try:
-        value = sympy.N(expression, _PRECISION, subs=substitution) if substitution else sympy.N(expression, _PRECISION)
-        if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-            return None
-        number = complex(value)
-    except (TypeError, ValueError, ArithmeticError, RecursionError):
-        return None
-    return number if cmath.isfinite(number) else None
-
-
-def _close(a: complex, b: complex, tolerance: float) -> bool:
-    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-300)
-
-
-#: The precision (digits) of the confirming evaluation, and how far below the terms' size the
-#: difference must then be: far beyond the noise of the first (30-digit) evaluation.
-_CONFIRM_PRECISION = 60
-_CONFIRM_TOLERANCE = 1e-45
-#: A difference below this fraction of the terms' size at 30 digits may be cancellation noise.
-_CANCELLATION = 1e-15
-
-
-def _term_size(expressions: tuple[Any, ...], substitution: dict[Any, Any] | None) -> float | None:
-    """The sum of the absolute values of the expressions' terms (what a cancellation is measured against)."""
-    total = 0.0
-    for expression in expressions:
-        for term in sympy.Add.make_args(expression):
-            value = _numeric(term, substitution)
-            if value is None:
-                return None
-            total += abs(value)
-    return total
-
-
-def _vanishes(difference: Any, substitution: dict[Any, Any] | None, size: float) -> bool:
-    """Whether ``difference`` is zero to ``_CONFIRM_PRECISION`` digits next to ``size`` (bounded precision)."""
-    if difference.has(*_UNEVALUATED):
-        return False
-    try:
-        options = {"subs": substitution} if substitution else {}
-        value = sympy.N(difference, _CONFIRM_PRECISION, maxn=4 * _CONFIRM_PRECISION, **options)
-        if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-            return False
-        magnitude = abs(complex(value))
-    except (TypeError, ValueError, ArithmeticError, RecursionError):
-        return False
-    return magnitude <= _CONFIRM_TOLERANCE * max(size, 1e-300)
-
-
-def _agree(answer: Any, gold: Any, substitution: dict[Any, Any] | None, tolerance: float) -> bool | None:
-    """Whether two expressions have the same value (at ``substitution``), None when it cannot be evaluated.
-
-    Values closer than ``tolerance`` (relative) agree. Values that differ only by cancellation noise
-    next to the size of their terms (``\\sin^2 x + \\cos^2 x - 1`` against 0; relative tests divide by
-    the gold, and zero needs its own test) are confirmed at 60 digits: they agree only when the
-    difference vanishes far beyond the first evaluation's noise.
-    """
-    a, g = _numeric(answer, substitution), _numeric(gold, substitution)
-    if a is None or g is None:
-        return None
-    if _close(a, g, tolerance):
-        return True
-    size = _term_size((answer, gold), substitution)
-    if size is None or abs(a - g) > _CANCELLATION * size:
-        return False
-    return _vanishes(answer - gold, substitution, size)
-
-
-def _is_zero(difference: Any) -> bool:
-    """A proof that ``difference`` is zero: structurally, by expansion, or by ``simplify``."""
-    if difference == 0:
-        return True
-    for transform in (sympy.expand, sympy.simplify):
-        try:
-            if transform(difference) == 0:
-                return True
-        except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
-            return False
-    return False
-
-
-def _sample_points(symbols: list[Any]) -> list[dict[Any, Any]]:
-    """Fixed pseudo-random points (negative and positive, never integers) for numeric identity tests."""
-    rng = random.Random(len(symbols))
-    return [
-        {symbol: sympy.Float(base + rng.random() / 7, _PRECISION) for symbol in symbols}
-        for base in _SAMPLE_POINTS
-    ]
-
-
-def _agree_at_points(answer: Any, gold: Any, tolerance: float) -> bool | None:
-    """Numeric identity test at sample points: False on a difference, None if no point is evaluable."""
-    symbols = sorted(answer.free_symbols | gold.free_symbols, key=lambda s: s.name)
-    decided = False
-    for substitution in _sample_points(symbols):
-        agreement = _agree(answer, gold, substitution, tolerance)
-        if agreement is None:
-            continue
-        decided = True
-        if not agreement:
-            return False
-    return True if decided else None
-
-
 def _evaluated(expression: Any) -> Any:
     try:
         return expression.doit()
@@ -346,9 +239,10 @@ def _evaluated(expression: Any) -> Any:
 class SympyBackend:
     """Decides the comparisons the fast path cannot: expressions and relations.
 
-    Expressions with variables are equal when their difference expands to zero, or when they
-    agree at five sample points to 1e-9 relative (a numeric identity test: cheap, and simplify
-    is the fallback only when no point can be evaluated). Constants are compared exactly when
+    Expressions with variables are equal when their difference is structurally zero, or when they
+    agree at seven sample points (``identity``: exactly for rational functions, else at 30 digits
+    to 1e-20 relative, 1e-9 with a decimal), with simplify as the fallback only when no point can
+    be evaluated. Constants are compared exactly when
     both are rational, with the policy's tolerance when a decimal meets an irrational value, and
     to 20 significant digits (30-digit evaluation) when both are exact.
     """
@@ -369,13 +263,15 @@ class SympyBackend:
         answer_expr, gold_expr = _complex_aware(answer_expr, gold_expr)
         if not answer_expr.free_symbols and not gold_expr.free_symbols:
             return self._compare_constants(answer_expr, gold_expr, answer_inexact, gold_inexact, settings)
-        agreement = _agree_at_points(answer_expr, gold_expr, 1e-9)
+        # Exact sides agree to evaluation precision; a decimal (an exact rational too) to 1e-9.
+        tolerance = 1e-9 if answer_inexact or gold_inexact else EXACT_TOLERANCE
+        agreement = agree_at_points(answer_expr, gold_expr, tolerance)
         if agreement is False:
             return Outcome(False, "symbolic")
         difference = answer_expr - gold_expr
         if difference == 0 or agreement is True:
             return Outcome(True, "symbolic")
-        return Outcome(_is_zero(difference), "symbolic")
+        return Outcome(is_zero(difference), "symbolic")
 
     def _compare_constants(
         self, answer: Any, gold: Any, answer_inexact: bool, gold_inexact: bool, settings: Settings
@@ -386,16 +282,16 @@ class SympyBackend:
         if answer.is_infinite or gold.is_infinite:
             return Outcome(bool(answer == gold), "numeric")
         if answer_inexact or gold_inexact:
-            answer_value, gold_value = _numeric(answer), _numeric(gold)
+            answer_value, gold_value = numeric(answer), numeric(gold)
             if answer_value is None or gold_value is None:
                 return Outcome(False, "numeric")
             # A decimal meets an irrational value: tolerance (lenient) or never (strict, as PRM800K).
             if settings.strict:
                 return Outcome(False, "numeric", strict_rule="decimal_for_irrational")
-            return Outcome(_close(answer_value, gold_value, settings.tolerance), "numeric")
+            return Outcome(close(answer_value, gold_value, settings.tolerance), "numeric")
         # Exact constants: 20 significant digits at 30-digit evaluation, confirmed at 60 digits
         # when the values differ only by cancellation noise (e^{i\\pi/3} e^{-i\\pi/3} - 1 against 0).
-        return Outcome(bool(_agree(answer, gold, None, 1e-20)), "symbolic")
+        return Outcome(bool(agree(answer, gold, None, 1e-20)), "symbolic")
 
     def compare_matrix_expression(self, answer: str, gold: Matrix, settings: Settings) -> Outcome:
         """A matrix expression (a sum, a product, a multiple) evaluated, then compared entry by entry."""
@@ -445,8 +341,9 @@ class SympyBackend:
                 straight = all(_same_constant(a, g) for a, g in zip(answer_sides, gold_sides))
                 swapped = symmetric and all(_same_constant(a, g) for a, g in zip(answer_sides[::-1], gold_sides))
                 return Outcome(straight or swapped, "equation")
-            return Outcome(_proportional(answer_sides, gold_sides, positive_only=not symmetric), "equation")
-        equal = all(_agree_at_points(a, g, 1e-9) or _is_zero(a - g) for a, g in zip(answer_sides, gold_sides))
+            answer_difference, gold_difference = answer_sides[0] - answer_sides[1], gold_sides[0] - gold_sides[1]
+            return Outcome(proportional(answer_difference, gold_difference, positive_only=not symmetric), "equation")
+        equal = all(agree_at_points(a, g, 1e-9) or is_zero(a - g) for a, g in zip(answer_sides, gold_sides))
         return Outcome(equal, "equation")
 
 
@@ -464,45 +361,20 @@ def _equal_entries(answer: Any, gold: Any) -> bool:
     if answer.is_Rational and gold.is_Rational:
         return bool(answer == gold)
     if not answer.free_symbols and not gold.free_symbols:
-        agreement = _agree(answer, gold, None, 1e-20)
+        agreement = agree(answer, gold, None, 1e-20)
         if agreement is not None:
             return agreement
-    return _agree_at_points(answer, gold, 1e-9) is True or _is_zero(answer - gold)
+    return agree_at_points(answer, gold, 1e-9) is True or is_zero(answer - gold)
 
 
 def _same_constant(answer: Any, gold: Any) -> bool:
     """Two constant expressions are equal to 1e-9 relative at 30 digits, or (when they cannot be
     evaluated) provably; evaluating first spares ``simplify`` on constants that plainly differ."""
-    agreement = _agree(answer, gold, None, 1e-9)
-    return _is_zero(answer - gold) if agreement is None else agreement
+    agreement = agree(answer, gold, None, 1e-9)
+    return is_zero(answer - gold) if agreement is None else agreement
 
 
 _FLIP = {">": "<", "\\geq": "\\leq", "<": ">", "\\leq": "\\geq"}
-
-
-def _proportional(answer_sides: list[Any], gold_sides: list[Any], *, positive_only: bool) -> bool:
-    """``a_l - a_r = c (g_l - g_r)`` for a constant c (positive for inequalities), tested at sample points."""
-    answer_difference = answer_sides[0] - answer_sides[1]
-    gold_difference = gold_sides[0] - gold_sides[1]
-    symbols = sorted(answer_difference.free_symbols | gold_difference.free_symbols, key=lambda s: s.name)
-    ratios: list[complex] = []
-    for substitution in _sample_points(symbols):
-        a, g = _numeric(answer_difference, substitution), _numeric(gold_difference, substitution)
-        if a is None or g is None:
-            continue
-        if abs(g) < 1e-15:
-            if abs(a) > 1e-12:
-                return False
-            continue
-        ratios.append(a / g)
-    if not ratios:
-        return _is_zero(answer_difference) and _is_zero(gold_difference)
-    first = ratios[0]
-    if abs(first) < 1e-12 or not all(_close(ratio, first, 1e-9) for ratio in ratios):
-        return False
-    if positive_only:
-        return abs(first.imag) < 1e-12 and first.real > 0
-    return True
 
 
 def symbolic_compare(answer: str, gold: str, policy: str, tolerance: float) -> Outcome:
