@@ -143,6 +143,11 @@ class ImportContext:
     """(function name, framework) of the framework functions the configuration names here."""
     signal_helpers: tuple[tuple[str, str], ...] = ()
     """(function name, grader) of the module's functions that reach a signal-based timeout."""
+    none_helpers: tuple[tuple[str, str], ...] = ()
+    """(function name, why) of the module's plain functions that can return ``None``."""
+    script: str | None = None
+    """Why the module is run as a script (an ``if __name__ == "__main__":`` block...): its
+    rewards are then defined in ``__main__``."""
 
     @cached_property
     def _map(self) -> dict[str, str]:
@@ -159,6 +164,8 @@ class ImportContext:
                 self.adapter_uses,
                 self.framework_functions,
                 self.signal_helpers,
+                self.none_helpers,
+                self.script,
             )
         )
 
@@ -217,7 +224,8 @@ class ImportContext:
         return replace(self, bindings=self.bindings + scope.imports, coroutine_functions=coroutines)
 
 
-def _import_bindings(statement: ast.AST) -> Iterator[tuple[str, str]]:
+def import_bindings(statement: ast.AST) -> Iterator[tuple[str, str]]:
+    """(local name, qualified name) of each name an ``import`` or ``from ... import`` binds."""
     if isinstance(statement, ast.Import):
         for alias in statement.names:
             if alias.asname is not None:
@@ -346,7 +354,7 @@ def scan_scope(
     definitions: list[Definition] = []
     for statement in _scope_statements(body):
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            imports.extend(_import_bindings(statement))
+            imports.extend(import_bindings(statement))
         else:
             definitions.extend(statement_bindings(statement))
     return tuple(imports), tuple(definitions)
@@ -413,10 +421,13 @@ def build_context(
     adapter_calls: Iterable[AdapterCall] = (),
     framework_functions: tuple[tuple[str, str], ...] = (),
     helpers: Iterable[HelperInfo] = (),
+    none_helpers: Iterable[tuple[str, str]] = (),
+    script: str | None = None,
 ) -> ImportContext:
     """An :class:`ImportContext` from a module's import bindings, its top-level definitions
     (for the coroutine functions it defines), the configured decorators, the calls that may
-    pass its functions to an adapter and the framework functions configured for it."""
+    pass its functions to an adapter, the framework functions configured for it, its functions
+    that may return ``None`` and why it is a script (if it is one)."""
     plain = tuple((local, qualified) for local, qualified in bindings if local != "*")
     stars = tuple(qualified for local, qualified in bindings if local == "*")
     context = ImportContext(
@@ -432,6 +443,9 @@ def build_context(
     signal_helpers = resolve_signal_helpers(helpers, context.qualify)
     if signal_helpers:
         context = replace(context, signal_helpers=signal_helpers)
+    none_helpers = tuple(sorted(dict(none_helpers).items()))
+    if none_helpers or script:
+        context = replace(context, none_helpers=none_helpers, script=script)
     return context
 
 
@@ -648,7 +662,7 @@ def collect_facts(facts: RewardFacts) -> RewardFacts:
             elif node_type is ast.Yield or node_type is ast.YieldFrom:
                 facts.is_generator = True
             elif node_type is ast.Import or node_type is ast.ImportFrom:
-                imports.extend(_import_bindings(node))
+                imports.extend(import_bindings(node))
                 continue
             if node_type in _BINDING_STATEMENTS:
                 _track_assignment(node, local_dicts, facts.bindings)
@@ -760,11 +774,27 @@ class ClassFacts:
 
 
 @dataclass
+class GroupRewardFacts:
+    """A ``@group_reward`` function: how it is grouped, run and adapted (RK504, RK505)."""
+
+    function: FunctionNode
+    positions: NodePositions
+    context: ImportContext
+    span: Span
+    """Its name."""
+    over: object
+    """``over=``: ``"group"`` (the default), ``"batch"``, or ``...`` when not a literal."""
+    in_process: bool
+    adapters: tuple[AdapterUse, ...]
+
+
+@dataclass
 class ChunkFindings:
     """The rewards of one chunk: facts per reward function and the ``BaseReward`` classes."""
 
     rewards: list[RewardFacts] = field(default_factory=list)
     classes: list[ClassFacts] = field(default_factory=list)
+    group_rewards: list[GroupRewardFacts] = field(default_factory=list)
 
 
 def _decorator_target(decorator: ast.expr) -> tuple[str | None, ast.Call | None]:
@@ -968,6 +998,10 @@ def find_rewards(
                 found = _framework_facts(statement, positions, context)  # type: ignore[arg-type]
             if found is not None:
                 findings.rewards.append(found)
+            elif statement.decorator_list:  # type: ignore[attr-defined]
+                group = _group_reward(statement, positions, scope.get())  # type: ignore[arg-type]
+                if group is not None:
+                    findings.group_rewards.append(group)
             inner_scope = _Scope(None, scope, statement)  # type: ignore[arg-type]
         elif statement_type is ast.ClassDef:
             runtime = next(
@@ -1012,6 +1046,31 @@ def _decorated_reward(
             if in_function:
                 found.definition = replace(found.definition, module_level=False)
             return found
+    return None
+
+
+GROUP_REWARD_DECORATORS = frozenset({"rewardkit.group_reward", "rewardkit.groups.group_reward"})
+
+
+def _group_reward(
+    function: FunctionNode, positions: NodePositions, context: ImportContext
+) -> GroupRewardFacts | None:
+    """The facts of a function ``@group_reward`` decorates, else ``None``."""
+    for decorator in function.decorator_list:
+        target, call = _decorator_target(decorator)
+        if target is None or context.qualify(target) not in GROUP_REWARD_DECORATORS:
+            continue
+        has_over, over = _keyword_literal(call, "over")
+        _, execution = _keyword_literal(call, "execution")
+        return GroupRewardFacts(
+            function=function,
+            positions=positions,
+            context=context,
+            span=name_span(function, positions),
+            over=over if has_over else "group",
+            in_process=execution == "process",
+            adapters=tuple(uses_of(function.name, context.adapter_uses)),
+        )
     return None
 
 

@@ -32,7 +32,7 @@ from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition,
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
 from rewardkit.checks.splitter import Chunk, IncrementalSplitter
-from rewardkit.checks.uses import helper_infos, scan_adapter_calls
+from rewardkit.checks.uses import helper_infos, none_helpers, scan_adapter_calls, script_evidence
 
 _RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 
@@ -50,6 +50,10 @@ class _ParsedChunk:
     positions: NodePositions | None = None
     adapter_calls: tuple[AdapterCall, ...] = ()
     """Calls that may pass a function to an adapter (``to_trl(f)``), resolved with the module's imports."""
+    none_helpers: tuple[tuple[str, str], ...] = ()
+    """Its functions that can return ``None`` (:func:`~rewardkit.checks.uses.none_helpers`)."""
+    script: str | None = None
+    """Why it makes the module a script, if it does (:func:`~rewardkit.checks.uses.script_evidence`)."""
 
 
 @dataclass
@@ -151,9 +155,13 @@ def _parse_chunk(text: str, *, keep: bool = False) -> _ParsedChunk:
     imports = collect_imports(body)
     definitions = scope_definitions(body)
     adapter_calls = scan_adapter_calls(text, body)
+    helpers = none_helpers(body)
+    script = script_evidence(text, body)
     if not keep and not may_hold_rewards(text):
-        return _ParsedChunk(None, imports, definitions, adapter_calls=adapter_calls)
-    return _ParsedChunk(body, imports, definitions, None, NodePositions(text), adapter_calls)
+        return _ParsedChunk(None, imports, definitions, None, None, adapter_calls, helpers, script)
+    return _ParsedChunk(
+        body, imports, definitions, None, NodePositions(text), adapter_calls, helpers, script
+    )
 
 
 def _functions_by_use(context: ImportContext) -> frozenset[str]:
@@ -220,6 +228,8 @@ class ModuleAnalyzer:
             [call for parsed_chunk in parsed for call in parsed_chunk.adapter_calls],
             config.framework_functions(path),
             self._helper_infos(chunks, parsed) if MENTIONS_SIGNALS.search(source) else (),
+            [helper for parsed_chunk in parsed for helper in parsed_chunk.none_helpers],
+            next((p.script for p in parsed if p.script is not None), None),
         )
         if context == self._context:  # the same object again: cache keys compare by identity
             context = self._context
@@ -327,6 +337,8 @@ def analyse_statements(
                     diagnostics.extend(rule.check_framework(reward, config))
             for class_facts in findings.classes:
                 diagnostics.extend(rule.check_class(class_facts, config))
+            for group in findings.group_rewards:
+                diagnostics.extend(rule.check_group(group, config))
     except RecursionError:
         note = NestingTooDeep.diagnostic(
             Span(1, 0, 1, 1),
@@ -382,6 +394,8 @@ def analyze_module(
             scan_adapter_calls(source, tree.body),
             config.framework_functions(path),
             helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
+            none_helpers(tree.body),
+            script_evidence(source, tree.body),
         )
         analysed = analyse_statements(
             _DEFAULT_RULES, tree.body, NodePositions(source), context, config

@@ -35,6 +35,9 @@ TRL_ALWAYS_PASSED = (
 """Keywords TRL's ``GRPOTrainer`` passes to every reward function, beside each dataset column
 (except ``prompt``, ``completion`` and ``completion_ids``) and ``environments`` when set."""
 
+TRL_OPTIONAL = ("environments",)
+"""Keywords TRL passes only in some runs (``environments`` when the trainer has them)."""
+
 TRL_NEVER_PASSED: dict[str, str] = {
     "prompt": "prompts",
     "completion": "completions",
@@ -91,7 +94,10 @@ ADAPTER_NATIVE_NAMES: dict[Adapter, dict[str, tuple[str | None, str]]] = {
     "verl": {
         "solution_str": ("final_response", "verl's `solution_str` arrives as `final_response`"),
         "ground_truth": ("answer", "verl's `ground_truth` arrives as `answer`"),
-        "solution_strs": ("final_response", "one sample's `solution_str` arrives as `final_response`"),
+        "solution_strs": (
+            "final_response",
+            "one sample's `solution_str` arrives as `final_response`",
+        ),
         "ground_truths": ("answer", "one sample's `ground_truth` arrives as `answer`"),
         "data_sources": ("data_source", "one sample's data source arrives as `data_source`"),
     },
@@ -124,6 +130,8 @@ class AdapterUse:
     """The reward fields a literal ``field_map`` fills; ``None`` when it is not a literal."""
     unmapped: tuple[str, ...] = ()
     """The framework names a literal ``field_map`` maps to something."""
+    group_size: bool = False
+    """``group_size=`` given (not a literal ``None``): TRL's groups are runs of that length."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +204,9 @@ _TIMEOUT_DECORATOR = SignalTimeout(
     "flag_default_on",
     "`use_signals=False`",
 )
-_SIGNAL_MODULE = SignalTimeout("it installs a signal handler or alarm, which only the main thread may")
+_SIGNAL_MODULE = SignalTimeout(
+    "it installs a signal handler or alarm, which only the main thread may"
+)
 _ALWAYS_SIGNALS = SignalTimeout("it times out with `signal.alarm`")
 
 SIGNAL_TIMEOUTS: dict[str, SignalTimeout] = {
@@ -228,7 +238,9 @@ timeouts (what most TRL and open-r1 rewards call), the decorators of ``timeout_d
 ``wrapt_timeout_decorator`` (signals by default), verl's ``timeout_limit(use_signals=True)``,
 ``stopit``'s and ``interruptingcow``'s signal timeouts, and ``signal`` itself."""
 
-MENTIONS_SIGNALS = re.compile(r"math_verify|signal|timeout_decorator|timeout_limit|stopit|interruptingcow")
+MENTIONS_SIGNALS = re.compile(
+    r"math_verify|signal|timeout_decorator|timeout_limit|stopit|interruptingcow"
+)
 """Text a module that can call one of :data:`SIGNAL_TIMEOUTS` contains."""
 
 

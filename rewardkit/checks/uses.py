@@ -6,10 +6,10 @@ decide whose adapter or grader each call is (:mod:`rewardkit.checks.frameworks`)
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from rewardkit.checks.discovery import dotted_name
+from rewardkit.checks.discovery import dotted_name, import_bindings
 from rewardkit.checks.frameworks import (
     MENTIONS_ADAPTER,
     SIGNAL_LEAVES,
@@ -47,7 +47,12 @@ def _adapter_call(node: ast.Call, adapter: Adapter) -> AdapterCall | None:
         if keyword.arg == "reward":
             target = value
         elif keyword.arg == "timeout":
-            use = replace(use, timeout=not (isinstance(value, ast.Constant) and value.value is None))
+            use = replace(
+                use, timeout=not (isinstance(value, ast.Constant) and value.value is None)
+            )
+        elif keyword.arg == "group_size":
+            literal_none = isinstance(value, ast.Constant) and value.value is None
+            use = replace(use, group_size=not literal_none)
         elif keyword.arg == "execution":
             use = replace(use, process=isinstance(value, ast.Constant) and value.value == "process")
         elif keyword.arg == "field_map":
@@ -77,10 +82,14 @@ def scan_adapter_calls(text: str, body: Sequence[ast.stmt]) -> tuple[AdapterCall
     return tuple(found)
 
 
-def _candidate(node: ast.Call) -> tuple[str, frozenset[str]] | None:
+def _candidate(node: ast.Call, local: dict[str, str]) -> tuple[str, frozenset[str]] | None:
+    """(call as qualified by the function's own imports, graders it may signal as)."""
     written = dotted_name(node.func)
     if written is None:
         return None
+    head, dot, rest = written.partition(".")
+    if head in local:  # `def is_equiv(a, b): from math_verify import verify` (issue 32)
+        written = local[head] + dot + rest
     qualified = SIGNAL_LEAVES.get(written.rsplit(".", 1)[-1], ())
     signalling = frozenset(q for q in qualified if uses_signals(node, SIGNAL_TIMEOUTS[q]))
     return (written, signalling) if signalling else None
@@ -88,21 +97,108 @@ def _candidate(node: ast.Call) -> tuple[str, frozenset[str]] | None:
 
 def helper_infos(body: Sequence[ast.stmt]) -> tuple[HelperInfo, ...]:
     """:data:`HelperInfo` of each function ``body`` defines at its top level (module helpers
-    a reward may call: ``def is_equiv(a, b): return verify(parse(a), parse(b))``)."""
+    a reward may call: ``def is_equiv(a, b): return verify(parse(a), parse(b))``). A call is
+    read through the imports inside the function (math_verify is often imported there, to keep
+    it optional), which win over the module's."""
     infos = []
     for statement in body:
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         candidates = []
         called = set()
-        for node in ast.walk(statement):
+        nodes = list(ast.walk(statement))
+        local = dict(
+            binding
+            for node in nodes
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for binding in import_bindings(node)
+            if binding[0] != "*"
+        )
+        for node in nodes:
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Name):
                     called.add(node.func.id)
-                candidate = _candidate(node)
+                candidate = _candidate(node, local)
                 if candidate is not None:
                     candidates.append(candidate)
         infos.append((statement.name, tuple(candidates), frozenset(called)))
     return tuple(infos)
 
 
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return bool(names and mains)
+
+
+def script_evidence(text: str, body: Sequence[ast.stmt]) -> str | None:
+    """Why a module (or chunk) is run as a script, if it says so: a ``#!`` line, an ``if
+    __name__ == "__main__":`` block, or a flat training script's ``trainer.train()`` at its top
+    level. Its rewards are then defined in ``__main__``, which a worker process cannot import."""
+    if text.startswith("#!"):
+        return "a `#!` line: it is run as a program"
+    for statement in body:
+        if isinstance(statement, ast.If) and _is_main_guard(statement.test):
+            return 'an `if __name__ == "__main__":` block'
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            called = statement.value.func
+            if isinstance(called, ast.Attribute) and called.attr == "train":
+                return f"`{dotted_name(called) or 'train'}()` at its top level: a training script"
+    return None
+
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """Every node of a function's body outside the functions, classes and lambdas it defines."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, _NESTED_SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def none_helpers(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
+    """(name, how) of each undecorated function ``body`` defines at its top level that can
+    return ``None``: a bare ``return``, ``return None``, or a path off the end of its body (a
+    forgotten ``return``, issue 32). Generators are left out."""
+    from rewardkit.checks.rules.returns import always_leaves
+
+    found = []
+    for statement in body:
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if statement.decorator_list:
+            continue
+        how = None
+        if not always_leaves(statement.body):
+            how = "it can reach the end of its body"
+        nodes = None
+        if how is None:
+            nodes = list(_own_nodes(statement))
+            for node in nodes:
+                if isinstance(node, ast.Return) and (
+                    node.value is None
+                    or (isinstance(node.value, ast.Constant) and node.value.value is None)
+                ):
+                    how = (
+                        "it has a `return` without a value"
+                        if node.value is None
+                        else "it returns `None`"
+                    )
+                    break
+        if how is None:
+            continue
+        nodes = nodes if nodes is not None else list(_own_nodes(statement))
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+            continue
+        found.append((statement.name, how))
+    return tuple(found)

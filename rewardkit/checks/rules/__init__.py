@@ -1,9 +1,11 @@
 """The rules: one small class per code, whose VALID/INVALID examples are its documentation and tests.
 
 One module per rule family: :mod:`~rewardkit.checks.rules.fields` (RK1xx, parameters),
-:mod:`~rewardkit.checks.rules.returns` (RK2xx), :mod:`~rewardkit.checks.rules.coroutines`
+:mod:`~rewardkit.checks.rules.returns` (RK2xx; RK206, a return that can give ``None``, in
+:mod:`~rewardkit.checks.rules.none_returns`), :mod:`~rewardkit.checks.rules.coroutines`
 (RK3xx), :mod:`~rewardkit.checks.rules.registration` (RK4xx),
-:mod:`~rewardkit.checks.rules.frameworks` (RK5xx, where a function runs and framework functions) and
+:mod:`~rewardkit.checks.rules.frameworks` (RK501-RK503, where a function runs and framework
+functions), :mod:`~rewardkit.checks.rules.execution` (RK504-RK505, process mode and TRL groups) and
 :mod:`~rewardkit.checks.rules.syntax` (RK9xx, notes about the module itself). Rules read the
 facts :mod:`rewardkit.checks.discovery` collected in its single walk of each reward; they never
 walk the tree themselves. Codes are part of the public contract (:mod:`rewardkit.checks.codes`).
@@ -18,6 +20,7 @@ from rewardkit.checks.rules.coroutines import (
     CoroutineInSyncReward,
     UnawaitedCoroutine,
 )
+from rewardkit.checks.rules.execution import ProcessModeInScript, TrlGroupWithoutSize
 from rewardkit.checks.rules.fields import (
     DefaultNeverFilled,
     MisspelledPredefinedField,
@@ -29,6 +32,7 @@ from rewardkit.checks.rules.frameworks import (
     FrameworkReturn,
     SignalTimeoutInThread,
 )
+from rewardkit.checks.rules.none_returns import ReturnsMaybeNone
 from rewardkit.checks.rules.registration import DuplicateRewardName, IncompleteBaseReward
 from rewardkit.checks.rules.returns import (
     InconsistentExtras,
@@ -49,6 +53,7 @@ RULES: tuple[type[Rule], ...] = (
     ReturnsNothing,
     InconsistentExtras,
     IntOrBoolReturn,
+    ReturnsMaybeNone,
     UnawaitedCoroutine,
     CoroutineInSyncReward,
     BlockingCallInAsyncReward,
@@ -57,6 +62,8 @@ RULES: tuple[type[Rule], ...] = (
     SignalTimeoutInThread,
     FrameworkArguments,
     FrameworkReturn,
+    ProcessModeInScript,
+    TrlGroupWithoutSize,
     SyntaxErrorRule,
     NestingTooDeep,
     FileTooLarge,
@@ -94,11 +101,14 @@ __all__ = [
     "NestingTooDeep",
     "NonNumericReturn",
     "PositionalOnlyParameter",
+    "ProcessModeInScript",
+    "ReturnsMaybeNone",
     "ReturnsNothing",
     "Rule",
     "SignalTimeoutInThread",
     "SyncContextCall",
     "SyntaxErrorRule",
+    "TrlGroupWithoutSize",
     "UnawaitedContextCall",
     "UnawaitedCoroutine",
     "UnknownField",

@@ -10,7 +10,7 @@ from rewardkit.checks.config import PRESETS, CheckConfig, TaskField
 from rewardkit.checks.model import Diagnostic, Fix, Severity, Span
 
 if TYPE_CHECKING:
-    from rewardkit.checks.discovery import ClassFacts, RewardFacts
+    from rewardkit.checks.discovery import ClassFacts, GroupRewardFacts, RewardFacts
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,10 @@ class Rule:
 
     def check_class(self, facts: ClassFacts, config: CheckConfig) -> Iterable[Diagnostic]:
         """Diagnostics for one ``BaseReward`` subclass."""
+        return ()
+
+    def check_group(self, facts: GroupRewardFacts, config: CheckConfig) -> Iterable[Diagnostic]:
+        """Diagnostics for one ``@group_reward`` function."""
         return ()
 
     @classmethod

@@ -9,6 +9,7 @@ directly. The facts about each framework are in :mod:`rewardkit.checks.framework
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from rewardkit.checks.frameworks import (
     SIGNAL_TIMEOUTS,
     TRL_ALWAYS_PASSED,
     TRL_NEVER_PASSED,
+    TRL_OPTIONAL,
     VERL_BATCHED,
     VERL_NEVER_PASSED,
     VERL_PER_SAMPLE,
@@ -27,7 +29,7 @@ from rewardkit.checks.frameworks import (
 )
 from rewardkit.checks.model import Diagnostic, RewardParameter, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
-from rewardkit.checks.rules.fields import edit_distance
+from rewardkit.checks.rules.fields import edit_distance, misspelled_column
 from rewardkit.checks.rules.returns import always_leaves
 
 if TYPE_CHECKING:
@@ -88,7 +90,11 @@ def _signal_calls(facts: RewardFacts) -> Iterator[tuple[ast.expr, str, SignalTim
         elif call.dotted in helpers and call.dotted != facts.definition.function_name:
             grader = helpers[call.dotted]
             reached = SIGNAL_TIMEOUTS[grader]
-            yield call.node, call.dotted, replace(reached, how=f"it calls `{grader}`: {reached.how}")
+            yield (
+                call.node,
+                call.dotted,
+                replace(reached, how=f"it calls `{grader}`: {reached.how}"),
+            )
 
 
 class SignalTimeoutInThread(Rule):
@@ -97,7 +103,9 @@ class SignalTimeoutInThread(Rule):
     ``signal.signal`` itself. Where the function runs in a thread (a sync rewardkit reward under
     ``calculate_rewards`` or an adapter's ``timeout``; verl's reward loop; TRL's async reward
     functions) every call raises ``ValueError`` and every sample scores as a failure, while the
-    same reward passes its tests when called directly. Run it with ``execution="process"``, or
+    same reward passes its tests when called directly. Calls are followed into the module's
+    functions, read with the imports inside them (``def is_equiv(a, b): from math_verify import
+    verify``). Run it with ``execution="process"``, or
     turn the signal off (``parsing_timeout=None``, ``timeout_seconds=None``) and bound the time
     another way. Rewards under AgentFly's runtime, which calls them inline, are left alone."""
 
@@ -128,6 +136,14 @@ class SignalTimeoutInThread(Rule):
             "@reward\ndef accuracy(final_response, answer):\n"
             "    return float(is_equiv(final_response, answer))\n",
             9,
+        ),
+        Invalid(
+            "from rewardkit import reward\n\ndef is_equiv(response, gold):\n"
+            "    from math_verify import parse, verify\n\n"
+            "    return verify(parse(gold), parse(response))\n\n"
+            "@reward\ndef accuracy(final_response, answer):\n"
+            "    return float(is_equiv(final_response, answer))\n",
+            10,
         ),
         Invalid(
             "import math_verify\n\ndef compute_score(data_source, solution_str, ground_truth, "
@@ -197,7 +213,9 @@ class FrameworkArguments(Rule):
     """A framework function must accept what its framework passes, by the names it passes them.
     TRL calls ``f(prompts=..., completions=..., completion_ids=..., trainer_state=...,
     log_extra=..., log_metric=..., **columns)``: without ``**kwargs`` that is a ``TypeError`` on
-    the first batch, and ``prompt``/``completion`` are never passed (TRL drops those columns).
+    the first batch, ``prompt``/``completion`` are never passed (TRL drops those columns), and
+    any other parameter is a dataset column: one that is not a declared task field, or (with
+    none declared) a misspelling of a usual column (``solutoin``), gets nothing.
     verl calls ``compute_score(data_source=..., solution_str=..., ground_truth=...,
     extra_info=...)`` (its ``prime`` manager positionally, in that order; the ``batch`` manager
     with ``data_sources``, ``solution_strs``...): a missing ``extra_info`` or a ``response``
@@ -220,6 +238,12 @@ class FrameworkArguments(Rule):
             1,
         ),
         Invalid(
+            "def accuracy(completions, solutoin, **kwargs):\n"
+            "    return [float(c[0]['content'] == s) for c, s in zip(completions, solutoin)]\n",
+            1,
+            task_fields=("solution",),
+        ),
+        Invalid(
             "def compute_score(data_source, solution_str, ground_truth):\n"
             "    return float(solution_str.strip() == ground_truth)\n",
             1,
@@ -234,6 +258,7 @@ class FrameworkArguments(Rule):
     def check_framework(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
         if facts.framework == "trl":
             yield from self._check(facts, "TRL", TRL_ALWAYS_PASSED, TRL_NEVER_PASSED)
+            yield from self._columns(facts, config)
             return
         names, _ = _names(facts)
         batched = bool(names & set(VERL_BATCHED))
@@ -269,6 +294,45 @@ class FrameworkArguments(Rule):
                     parameter.span, message, data=reward_data(facts, parameter=parameter.name)
                 )
 
+    def _columns(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        """TRL passes the dataset's columns by their names: a parameter that is no column (a
+        misspelled ``solutoin``) receives nothing (issue 37)."""
+        declared = set(config.task_fields)
+        for parameter, _ in facts.parameters:
+            name = parameter.name
+            if parameter.kind not in ("positional_or_keyword", "keyword_only") or name in declared:
+                continue
+            if name in TRL_ALWAYS_PASSED or name in TRL_OPTIONAL or name in TRL_NEVER_PASSED:
+                continue
+            if _near(name, TRL_ALWAYS_PASSED) is not None:
+                continue  # reported above as a misspelled keyword
+            outcome = (
+                "it is always its default" if parameter.has_default else "TypeError on every call"
+            )
+            if declared:
+                close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.75)
+                suggestion = close[0] if close else None
+                if parameter.has_default and suggestion is None:
+                    continue  # an option the function is configured with (`functools.partial`)
+                shown = sorted(declared)
+                known = ", ".join(f"`{column}`" for column in shown[:6])
+                known += ", ..." if len(shown) > 6 else ""
+                why = f"no declared column ({known}) is named `{name}` ({outcome})"
+            else:
+                suggestion = misspelled_column(name)
+                if suggestion is None:
+                    continue  # any other name may be a column: declare them to check it
+                why = (
+                    f"`{name}` is a misspelling of the usual column `{suggestion}` ({outcome} "
+                    "unless the dataset has such a column)"
+                )
+            hint = f": did you mean `{suggestion}`?" if suggestion else ""
+            yield self.diagnostic(
+                parameter.span,
+                f"TRL passes each dataset column by its name, and {why}{hint}",
+                data=reward_data(facts, parameter=name, suggestion=suggestion),
+            )
+
     @staticmethod
     def _parameter_problem(
         parameter: RewardParameter, framework: str, expected: tuple[str, ...], never: dict[str, str]
@@ -302,7 +366,9 @@ class FrameworkArguments(Rule):
 
 # ----------------------------------------------------------------------------- RK503
 
-_NUMBER_CALLS = frozenset({"float", "int", "bool", "len", "abs", "math.sqrt", "math.exp", "math.log"})
+_NUMBER_CALLS = frozenset(
+    {"float", "int", "bool", "len", "abs", "math.sqrt", "math.exp", "math.log"}
+)
 _CONTAINERS = {
     ast.Tuple: "a tuple",
     ast.Set: "a set",
@@ -367,7 +433,9 @@ def _trl_problem(facts: RewardFacts, value: ast.expr | None, kind: str | None) -
     return kind
 
 
-def _verl_problem(kind: str | None, value: ast.expr | None, facts: RewardFacts, batched: bool) -> str | None:
+def _verl_problem(
+    kind: str | None, value: ast.expr | None, facts: RewardFacts, batched: bool
+) -> str | None:
     if batched:
         return None if kind in (None, "a list", "a tuple") else kind
     if kind == "a dict":
@@ -430,7 +498,9 @@ class FrameworkReturn(Rule):
         )
         wants = {
             "TRL": "a list with one reward per completion",
-            "verl": "a list with one result per sample" if batched else "a number or a dict with `score`",
+            "verl": "a list with one result per sample"
+            if batched
+            else "a number or a dict with `score`",
         }[framework]
         if facts.is_generator:
             yield self.diagnostic(

@@ -1,0 +1,186 @@
+"""Execution rules (RK504, RK505): how the module runs its rewards, read from how it is laid out
+and how it adapts them: process mode from a script (whose rewards live in ``__main__``), and a
+TRL group reward whose groups would be guessed.
+
+The facts come from :mod:`rewardkit.checks.uses` (``ImportContext.script``, ``AdapterUse``) and
+:class:`~rewardkit.checks.discovery.GroupRewardFacts`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rewardkit.checks.frameworks import ADAPTER_NAMES, AdapterUse
+from rewardkit.checks.model import Diagnostic, Severity, Span
+from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+
+if TYPE_CHECKING:
+    from rewardkit.checks.config import CheckConfig
+    from rewardkit.checks.discovery import FunctionNode, GroupRewardFacts, RewardFacts
+    from rewardkit.checks.positions import NodePositions
+
+_SCRIPT_REWARD = (
+    "from rewardkit import reward, to_trl\nfrom trl import GRPOTrainer\n\n"
+    '@reward(execution="process")\ndef accuracy(final_response, answer):\n'
+    "    return float(final_response.strip() == answer)\n\n"
+    'trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=[to_trl(accuracy)])\n'
+    "trainer.train()\n"
+)
+
+
+def _execution_keyword(function: FunctionNode) -> ast.keyword | None:
+    """The decorator's ``execution=`` keyword, where the reward asks for process mode."""
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call):
+            for keyword in decorator.keywords:
+                if keyword.arg == "execution":
+                    return keyword
+    return None
+
+
+def _process_place(
+    function: FunctionNode,
+    in_process: bool,
+    adapters: tuple[AdapterUse, ...],
+    name_span: Span,
+    positions: NodePositions,
+) -> tuple[Span, str] | None:
+    """(where, how) the module asks for process mode for this function, if it does."""
+    keyword = _execution_keyword(function) if in_process else None
+    if keyword is not None:
+        return positions.span(keyword), '`execution="process"`'
+    if in_process:
+        return name_span, '`execution = "process"`'
+    adapter = next((use.adapter for use in adapters if use.process), None)
+    if adapter is None:
+        return None
+    return name_span, f'`{ADAPTER_NAMES[adapter]}({function.name}, execution="process")`'
+
+
+class ProcessModeInScript(Rule):
+    """Process mode (``execution="process"``) runs a reward in worker processes, which import it
+    by its module. A reward defined in a module run as a script (an ``if __name__ ==
+    "__main__":`` block, a ``#!`` line, or a flat training script's ``trainer.train()`` at its top
+    level) lives in ``__main__``: a worker cannot import it without running the script again
+    (model loading, ``trainer.train()``, once per worker), and every sample scores the fallback
+    0.0 while training goes on. Define the reward in a module of its own and import it in the
+    script."""
+
+    code = "RK504"
+    severity = Severity.ERROR
+    summary = "process mode for a reward defined in a script run directly (its rewards live in `__main__`)"
+    VALID = (
+        "from rewardkit import reward\n\n"
+        '@reward(execution="process")\ndef accuracy(final_response, answer):\n'
+        "    return float(final_response.strip() == answer)\n",
+        "from rewardkit import reward, to_trl\n\n"
+        "@reward\ndef accuracy(final_response, answer):\n"
+        "    return float(final_response.strip() == answer)\n\n"
+        'if __name__ == "__main__":\n    print(to_trl(accuracy)(prompts=["q"], completions=["4"], answer=["4"]))\n',
+    )
+    INVALID = (
+        Invalid(_SCRIPT_REWARD, 4),
+        Invalid(
+            "from rewardkit import reward, to_trl\n\n"
+            "@reward\ndef accuracy(final_response, answer):\n"
+            "    return float(final_response.strip() == answer)\n\n"
+            'if __name__ == "__main__":\n'
+            '    scorer = to_trl(accuracy, execution="process")\n',
+            4,
+        ),
+    )
+
+    def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        script = facts.context.script
+        if script is None or not facts.definition.module_level:
+            return
+        place = _process_place(
+            facts.function,
+            facts.in_process,
+            facts.adapters,
+            facts.definition.span,
+            facts.positions,
+        )
+        if place is not None:
+            yield self._diagnostic(
+                place, facts.definition.function_name, script, reward_data(facts)
+            )
+
+    def check_group(self, facts: GroupRewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        script = facts.context.script
+        if script is None:
+            return
+        place = _process_place(
+            facts.function, facts.in_process, facts.adapters, facts.span, facts.positions
+        )
+        if place is not None:
+            data = {"reward": facts.function.name}
+            yield self._diagnostic(place, facts.function.name, script, data)
+
+    @classmethod
+    def _diagnostic(
+        cls, place: tuple[Span, str], name: str, script: str, data: dict[str, object]
+    ) -> Diagnostic:
+        span, how = place
+        return cls.diagnostic(
+            span,
+            f"{how} runs `{name}` in worker processes, but this module is run as a script "
+            f"({script}), so `{name}` is defined in `__main__`, which a worker cannot import "
+            "without running the script again (every sample would score the fallback); define "
+            "the reward in a module of its own and import it here",
+            data={**data, "script": script},
+        )
+
+
+class TrlGroupWithoutSize(Rule):
+    """``to_trl`` of a group reward (``@group_reward``, grouped per prompt) without
+    ``group_size`` has to find GRPO's groups in each call: runs of equal consecutive prompts.
+    When the dataset repeats a prompt and TRL's sampler puts two of its groups side by side,
+    they are one run: scored as one group of ``2 x num_generations`` (wrong advantages, nothing
+    logged), or refused at the first call. Pass ``group_size=`` your
+    ``GRPOConfig.num_generations``. A reward declared ``over="batch"`` is scored over the
+    whole call and needs none."""
+
+    code = "RK505"
+    severity = Severity.WARNING
+    summary = (
+        "a group reward given to `to_trl` without `group_size` (TRL's groups are then guessed)"
+    )
+    VALID = (
+        "from rewardkit import group_reward, to_trl\n\n"
+        "@group_reward\ndef shortest(final_response):\n"
+        "    shortest = min(len(r) for r in final_response)\n"
+        "    return [float(len(r) == shortest) for r in final_response]\n\n"
+        "reward_funcs = [to_trl(shortest, group_size=8)]\n",
+        "from rewardkit import group_reward, to_trl\n\n"
+        '@group_reward(over="batch")\ndef shortest(final_response):\n'
+        "    shortest = min(len(r) for r in final_response)\n"
+        "    return [float(len(r) == shortest) for r in final_response]\n\n"
+        "reward_funcs = [to_trl(shortest)]\n",
+    )
+    INVALID = (
+        Invalid(
+            "from rewardkit import group_reward, to_trl\n\n"
+            "@group_reward\ndef shortest(final_response):\n"
+            "    shortest = min(len(r) for r in final_response)\n"
+            "    return [float(len(r) == shortest) for r in final_response]\n\n"
+            "reward_funcs = [to_trl(shortest)]\n",
+            4,
+        ),
+    )
+
+    def check_group(self, facts: GroupRewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
+        if facts.over != "group":
+            return  # "batch", or not a literal: nothing to guess, or nothing known
+        if any(use.adapter == "trl" and not use.group_size for use in facts.adapters):
+            name = facts.function.name
+            yield self.diagnostic(
+                facts.span,
+                f"`to_trl({name})` has no `group_size`: TRL's groups are then found as runs of "
+                "equal consecutive prompts, and two groups of a prompt the dataset repeats can "
+                "sit side by side (scored as one group: wrong advantages, nothing logged); pass "
+                "`group_size=` your `GRPOConfig.num_generations`",
+                data={"reward": name},
+            )
