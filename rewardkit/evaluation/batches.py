@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import IO, Any
@@ -39,11 +39,11 @@ from rewardkit.evaluation.grading import (
     ColdWorker,
     GradeOptions,
     Grader,
+    LazySymbolicWorkers,
     decided_to_result,
     default_grader,
     grade_case,
     grader_error_result,
-    start_symbolic_workers,
     verdict_to_result,
 )
 from rewardkit.evaluation.input_file import InputRef
@@ -371,19 +371,21 @@ def grade_blocks_in_process(
     workers start with the first block (none for an empty input). A malformed line raises
     `EvalInputError` after the batch of the lines before it."""
     grader: LineGrader | None = None
+    symbolic = LazySymbolicWorkers(settings.grader) if settings.sandbox else None
     next_line = 1
     try:
         for block in blocks:
             if grader is None:
-                if settings.sandbox:
-                    start_symbolic_workers(settings.grader)
                 grader = LineGrader(settings, done_ids)
             started = time.perf_counter()
             nbytes = 0
             if isinstance(block, list):
                 nbytes = sum(map(len, block))
                 block, next_line = (next_line, block), next_line + len(block)
-            batch = grader.grade_block(block)
+            if symbolic is None:
+                batch = grader.grade_block(block)
+            else:
+                batch = yield from _grade_block_lazily(grader, block, symbolic)
             if sizer is not None:
                 sizer.record(nbytes, time.perf_counter() - started)
             yield batch
@@ -395,6 +397,28 @@ def grade_blocks_in_process(
     finally:
         if grader is not None:
             grader.close()
+
+
+def _grade_block_lazily(
+    grader: LineGrader,
+    block: RawBlock | FileSpan | tuple[int, list[bytes]],
+    symbolic: LazySymbolicWorkers,
+) -> Generator[ResultBatch, None, ResultBatch]:
+    """Grade `block` in this process, starting the symbolic workers at the first case that
+    needs them (`LazySymbolicWorkers`): the cases before it are yielded as a batch of their
+    own, and the block is graded on from that case with `sandbox=True`."""
+    grader.kwargs["sandbox"] = symbolic.sandbox
+    with symbolic.guarded():
+        batch = grader.grade_block(block)
+    if batch.resume_at is None:
+        return batch
+    first, raws = grader._block_lines(block)
+    rest = (first + batch.resume_at, raws[batch.resume_at :])
+    batch.resume_at = None
+    yield batch
+    symbolic.start()
+    grader.kwargs["sandbox"] = True
+    return grader.grade_block(rest)
 
 
 def _tag_value(tag: Any) -> str:

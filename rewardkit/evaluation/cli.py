@@ -17,6 +17,7 @@ import importlib
 import os
 import re
 import signal
+import stat
 import sys
 import warnings
 from collections.abc import Sequence
@@ -140,16 +141,19 @@ def grader_function(text: str) -> object:
     return function
 
 
-def remote_grader(text: str) -> object:
-    """`--reward-url URL` -> a grader calling that `rewardkit serve` server (needs httpx)."""
+def reward_url(text: str) -> str:
+    """`--reward-url URL`: checked now (an http(s) URL); the server is reached before the run."""
     try:
-        from rewardkit.serve.grading import RemoteGrader
+        from rewardkit.serve.grading import split_reward_url
     except ImportError as exc:
-        raise argparse.ArgumentTypeError(f'needs the client extra: pip install "rewardkit[client]" ({exc})') from None
+        raise argparse.ArgumentTypeError(
+            f'needs the client extra: pip install "rewardkit[client]" ({exc})'
+        ) from None
     try:
-        return RemoteGrader(text)
+        split_reward_url(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,11 +249,18 @@ def _add_grading_options(math: argparse.ArgumentParser) -> None:
     )
     grading.add_argument(
         "--reward-url",
-        type=remote_grader,
+        type=reward_url,
         default=None,
         metavar="URL",
         help="grade with a reward served by `rewardkit serve` (http://host:8000, or "
-        "http://host:8000/v1/rewards/NAME); see docs/serve.md",
+        "http://host:8000/v1/rewards/NAME), reached before the run; see docs/eval.md",
+    )
+    grading.add_argument(
+        "--reward-token-file",
+        default=None,
+        metavar="PATH",
+        help="file holding the --reward-url server's bearer token (default: the "
+        "REWARDKIT_SERVE_TOKEN environment variable, if set)",
     )
     grading.add_argument(
         "--timeout",
@@ -436,7 +447,12 @@ def main(argv: list[str]) -> int:
         if args.grader is not None:
             _error("--reward-url and --grader both choose the grader: give one")
             return EXIT_USAGE
-        args.grader = args.reward_url
+        status = _connect_reward_server(args)
+        if status is not None:
+            return status
+    elif args.reward_token_file is not None:
+        _error("--reward-token-file needs --reward-url")
+        return EXIT_USAGE
     workers = args.workers
     if args.executor == "local" and workers:
         with command_line_names():
@@ -457,6 +473,53 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: interrupted{where}", file=sys.stderr)
         return exit_status_of_interrupt(exc)
     return _print_outcome(run, args)
+
+
+MAX_TOKEN_BYTES = 64 << 10
+"""The largest token file read (a token is a line; a device behind the name is refused)."""
+
+
+def _read_token(path: str) -> str:
+    """The bearer token in the file `path` (its first line, stripped); `EvalConfigError` when
+    it cannot be read, is not a regular file, or is empty."""
+    from rewardkit.evaluation.errors import os_error_reason
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise EvalConfigError(f"--reward-token-file {path}: {os_error_reason(exc)}") from None
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise EvalConfigError(f"--reward-token-file {path}: not a regular file")
+        data = stream.read(MAX_TOKEN_BYTES + 1)
+    lines = data.decode("utf-8", "replace").strip().splitlines()
+    if len(data) > MAX_TOKEN_BYTES or not lines or not lines[0].strip():
+        raise EvalConfigError(f"--reward-token-file {path}: expected the token on its first line")
+    return lines[0].strip()
+
+
+def _connect_reward_server(args: argparse.Namespace) -> int | None:
+    """Build the `--reward-url` grader and reach its server before the run; the exit status
+    when that fails (3: the server does not answer, nothing could be graded; 2: it refuses
+    the reward name or the token), else None."""
+    from rewardkit.serve.grading import RemoteGrader, RewardServerDown, RewardServerRefused
+
+    try:
+        token = None if args.reward_token_file is None else _read_token(args.reward_token_file)
+    except EvalConfigError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    grader = RemoteGrader(args.reward_url, token=token)
+    try:
+        grader.connect()
+    except RewardServerDown as exc:
+        _error(f"{exc}; nothing was graded (start the server, or check --reward-url)")
+        return EXIT_NOTHING_SCORED
+    except RewardServerRefused as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    args.grader = grader
+    return None
 
 
 def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None) -> EvalRun:
@@ -517,11 +580,23 @@ def _run_math_eval(
     )
 
 
+def _grader_line(args: argparse.Namespace) -> str:
+    """The header's line naming the grader, when it is not `rewardkit.math.grade`."""
+    grader = args.grader
+    if grader is None:
+        return ""
+    describe = getattr(grader, "describe", None)
+    if callable(describe) and args.reward_url is not None:
+        return f"\ngraded by the {describe()}"
+    return f"\ngraded by {getattr(grader, '__module__', '?')}:{getattr(grader, '__qualname__', grader)}"
+
+
 def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
     """Print the summary table and where the outputs went; return the exit status."""
     title = escape_lone_surrogates(
         f"{PROG}: {run.report['config']['input']}\n"
         f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+        + _grader_line(args)
     )
     print_summary(
         summary_table(

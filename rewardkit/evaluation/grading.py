@@ -7,8 +7,10 @@ raises for a case, it turns any grader exception into a `HARNESS_ERROR` naming i
 from __future__ import annotations
 
 import contextlib
+import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +55,15 @@ class ColdImportGuard:
     """A `sys.meta_path` finder for cold workers: importing `SYMBOLIC_MODULE` raises `ColdWorker`.
 
     `fired` stays set once it did: a grader that swallows the exception (a bare `except`)
-    still cannot turn the case into a verdict, as the worker checks it after each case."""
+    still cannot turn the case into a verdict, as the worker checks it after each case.
+    `thread`, when set, limits it to that thread (`--workers 0` grades in a caller's process,
+    whose other threads may import what they like)."""
 
     fired = False
+    thread: int | None = None
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == SYMBOLIC_MODULE:
+        if name == SYMBOLIC_MODULE and self.thread in (None, threading.get_ident()):
             self.fired = True
             raise ColdWorker(name)
         return None
@@ -98,6 +103,58 @@ def start_symbolic_workers(grader: Grader | None) -> None:
         start_and_wait()
 
 
+class LazySymbolicWorkers:
+    """`--workers 0`: start `rewardkit.math.grade`'s symbolic workers when a case first needs
+    them, not before the run. Until then cases are graded with `sandbox=False` under the cold
+    import guard (this thread only): a case that needs the symbolic part raises `ColdWorker`
+    before any symbolic work, the workers are started and waited for (outside its budget), and
+    it is graded again with `sandbox=True`, as is every later case. A run whose cases need none
+    starts no process. Where the guard cannot see the part load (a custom grader, or the part
+    already imported in this process), the workers start before the first case, as before."""
+
+    def __init__(self, grader: Grader | None) -> None:
+        self.grader = grader
+        self.cold = grader is None and SYMBOLIC_MODULE not in sys.modules
+        self.started = False
+
+    @property
+    def sandbox(self) -> bool:
+        """The `sandbox` argument of the next grade: False while the guard stands in for it."""
+        return not self.cold
+
+    def start(self) -> None:
+        """Start the symbolic workers and wait for them; later cases grade with `sandbox=True`."""
+        if not self.started:
+            self.started, self.cold = True, False
+            start_symbolic_workers(self.grader)
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """While cold: the import guard, for this thread, around the grades inside."""
+        if not self.cold:
+            if not self.started:
+                self.start()
+            yield
+            return
+        COLD_GUARD.fired, COLD_GUARD.thread = False, threading.get_ident()
+        sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(COLD_GUARD)  # type: ignore[arg-type]
+            COLD_GUARD.fired, COLD_GUARD.thread = False, None
+
+    def grade(self, case: MathCase, options: GradeOptions) -> CaseResult:
+        """`grade_case` in this process, starting the workers if this case needs them."""
+        try:
+            with self.guarded():
+                return grade_case(case, options, sandbox=self.sandbox, grader=self.grader)
+        except ColdWorker:
+            self.start()
+            return grade_case(case, options, sandbox=True, grader=self.grader)
+
+
 def grade_case(
     case: MathCase, options: GradeOptions, *, sandbox: bool, grader: Grader | None = None
 ) -> CaseResult:
@@ -135,12 +192,20 @@ def failed_result(
     )
 
 
+def harness_seconds(grader: Grader | None) -> float:
+    """Seconds a call of `grader` may spend on our side beyond the case's budget (a served
+    reward's HTTP requests and retries: `RemoteGrader.harness_seconds`), never charged to the
+    model; 0 for graders that declare none."""
+    return float(getattr(grader, "harness_seconds", 0.0) or 0.0)
+
+
 def grader_error_result(case: MathCase, error: Exception, seconds: float) -> CaseResult:
-    """The `HARNESS_ERROR` of a case whose grader raised (a bug on our side, never the model's)."""
+    """The `HARNESS_ERROR` of a case whose grader raised (a bug on our side, never the model's);
+    the reason is the exception's `eval_reason` (`reward_server`), else `grader_error`."""
     return failed_result(
         case,
         FailureTag.HARNESS_ERROR,
-        reason="grader_error",
+        reason=str(getattr(type(error), "eval_reason", "grader_error")),
         error=f"grader raised {type(error).__name__}: {error}",
         seconds=seconds,
     )
@@ -189,6 +254,18 @@ def decided_to_result(case: DecidedCase) -> CaseResult:
 def crash_result(case: MathCase, error: str, *, reason: str = "crash") -> CaseResult:
     """A `HARNESS_ERROR` for a case whose worker died twice; `error` names the crash."""
     return failed_result(case, FailureTag.HARNESS_ERROR, reason=reason, error=error)
+
+
+def hung_grader_result(case: MathCase, grader: Grader, waited: float) -> CaseResult:
+    """The `HARNESS_ERROR` of a case whose grader overran its own bound on our side (a reward
+    server that accepted the request and never answered): our failure, not a timeout verdict."""
+    return failed_result(
+        case,
+        FailureTag.HARNESS_ERROR,
+        reason="grader_hung",
+        error=f"{grader!r} did not return within {waited:.0f} s; worker killed",
+        seconds=waited,
+    )
 
 
 def timeout_result(case: MathCase, budget: float, waited: float) -> CaseResult:

@@ -43,6 +43,8 @@ class Timings:
             "grading_seconds": round(self.grading_seconds, 4),
             "cases_per_second": None
             if self.cases_per_second is None
+            else float(f"{self.cases_per_second:.3g}")
+            if self.cases_per_second < 1
             else round(self.cases_per_second, 2),
             "new_cases": self.new_cases,
             "resumed_cases": self.resumed_cases,
@@ -89,6 +91,16 @@ def _reasons_text(reasons: Mapping[str, int], limit: int = 8) -> str:
     return text
 
 
+def format_rate(rate: float) -> str:
+    """Cases per second as a reader wants it: `4,719 cases/s`, `2.5 cases/s`, and below one
+    case a second the seconds per case (`2.6 s/case`), never `0 cases/s`."""
+    if rate >= 10:
+        return f"{rate:,.0f} cases/s"
+    if rate >= 1:
+        return f"{rate:.1f} cases/s"
+    return f"{1 / rate:,.1f} s/case"
+
+
 def _cases(count: int) -> str:
     return f"{count} case{'' if count == 1 else 's'}"
 
@@ -98,7 +110,7 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
     rate = timings.cases_per_second
     throughput = (
         f"{_cases(timings.new_cases)} graded in {timings.wall_seconds:.2f} s"
-        + (f" = {rate:,.0f} cases/s" if rate else "")
+        + (f" = {format_rate(rate)}" if rate else "")
         + f" ({workers_text})"
     )
     if timings.resumed_cases:

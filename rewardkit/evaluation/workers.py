@@ -53,11 +53,13 @@ from rewardkit.evaluation.grading import (
     ColdWorker,
     GradeOptions,
     Grader,
+    LazySymbolicWorkers,
     crash_result,
     decided_to_result,
     default_grader,
     grade_case,
-    start_symbolic_workers,
+    harness_seconds,
+    hung_grader_result,
     timeout_result,
     warm_up,
 )
@@ -88,16 +90,13 @@ class InProcessExecutor:
 
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
         """Yield each case's result in input order (the grader's symbolic workers start with
-        the first case to grade: none for an empty input)."""
-        started = False
+        the first case that needs them: `LazySymbolicWorkers`)."""
+        symbolic = LazySymbolicWorkers(self.grader)
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)
                 continue
-            if not started:
-                start_symbolic_workers(self.grader)
-                started = True
-            yield grade_case(case, self.options, sandbox=True, grader=self.grader)
+            yield symbolic.grade(case, self.options)
 
 
 # --- worker side -----------------------------------------------------------------------
@@ -344,7 +343,7 @@ class ProcessExecutor:
         self.options = options
         self.workers = workers
         self.grader = grader
-        self.kill_after = options.timeout + kill_grace
+        self.kill_after = options.timeout + kill_grace + harness_seconds(grader)
         self.max_tasks = max_tasks
         self.poll_interval = poll_interval
         self.max_inflight = workers * 4
@@ -670,7 +669,12 @@ class ProcessExecutor:
                 continue
             job.abandoned = True
             _key, single, rest = self._split_at(job.chunk, index)
-            timed_out.append(timeout_result(self._case_of(single), self.options.timeout, waited))
+            case = self._case_of(single)
+            timed_out.append(
+                hung_grader_result(case, self.grader, waited)
+                if harness_seconds(self.grader)
+                else timeout_result(case, self.options.timeout, waited)
+            )
             backlog.extend((chunk, False) for chunk in rest)
         if not timed_out:
             return None
