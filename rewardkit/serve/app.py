@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -28,10 +29,13 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
 
 from rewardkit._version import __version__
 from rewardkit.errors import FieldCollisionError
+from rewardkit.serve.auth import BearerCheck
 from rewardkit.serve.config import ServeConfig
+from rewardkit.serve.connections import ConnectionGuard, connection_guard
 from rewardkit.serve.metrics import ServeMetrics
 from rewardkit.serve.service import (
     Overloaded,
@@ -63,10 +67,14 @@ class Failure(BaseModel):
 
 
 class SampleResult(BaseModel):
-    reward: float = Field(description="the reward; the reward's fallback (default 0.0) when the sample failed")
+    reward: float = Field(
+        description="the reward; the reward's fallback (default 0.0) when the sample failed"
+    )
     extras: dict[str, Any] = Field(description="exactly the reward's extra_keys, on every sample")
     failure: Failure | None = None
-    applicable: bool = Field(default=True, description="false: the reward does not apply to the sample (not a failure)")
+    applicable: bool = Field(
+        default=True, description="false: the reward does not apply to the sample (not a failure)"
+    )
 
 
 class ScoreRequest(BaseModel):
@@ -87,13 +95,17 @@ class OpenRLHFRequest(BaseModel):
 
     query: list[str] = Field(description="prompt + response, decoded with special tokens")
     prompts: list[str]
-    labels: list[Any] | None = Field(default=None, description="the dataset's label column (one per query)")
+    labels: list[Any] | None = Field(
+        default=None, description="the dataset's label column (one per query)"
+    )
 
 
 class OpenRLHFResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
-    extra_logs: dict[str, list[float]] = Field(description="numeric extras, plus error (1.0 = the sample failed)")
+    extra_logs: dict[str, list[float]] = Field(
+        description="numeric extras, plus error (1.0 = the sample failed)"
+    )
 
 
 class ErrorBody(BaseModel):
@@ -102,22 +114,36 @@ class ErrorBody(BaseModel):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "malformed JSON or a request of the wrong shape"},
+    401: {
+        "model": ErrorBody,
+        "description": "the server has a token and the request did not carry it",
+    },
+    408: {"model": ErrorBody, "description": "the body did not arrive within --read-timeout"},
     404: {"model": ErrorBody, "description": "no reward of that name is served"},
     413: {"model": ErrorBody, "description": "body larger than max_body_size"},
-    503: {"model": ErrorBody, "description": "the worker is at max_in_flight samples: retry after Retry-After seconds"},
+    503: {
+        "model": ErrorBody,
+        "description": "the worker is at max_in_flight samples: retry after Retry-After seconds",
+    },
 }
 
 
 # -- responses -----------------------------------------------------------------------------------
 
 
-def json_response(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(
+    content: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
     """A JSON response serialized with orjson (numpy values as numbers, anything else as text)."""
-    body = orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS, default=str)
+    body = orjson.dumps(
+        content, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS, default=str
+    )
     return Response(body, status_code=status, headers=headers, media_type="application/json")
 
 
-def error_response(status: int, kind: str, message: str, headers: dict[str, str] | None = None, **more: Any) -> Response:
+def error_response(
+    status: int, kind: str, message: str, headers: dict[str, str] | None = None, **more: Any
+) -> Response:
     return json_response({"error": {"type": kind, "message": message, **more}}, status, headers)
 
 
@@ -125,12 +151,26 @@ def error_response(status: int, kind: str, message: str, headers: dict[str, str]
 
 
 class Gatekeeper:
-    """Reads each request body up to ``max_body_size`` (413 beyond, without reading the rest),
-    then hands the app a replay of it; counts every request by route and status."""
+    """Before the app: the bearer token (every route but ``/health``), the cap on open
+    connections (503), the body read whole within ``read_timeout`` (408) and up to
+    ``max_body_size`` (413, the rest unread), then replayed to the app; every request is counted
+    by route and status."""
 
-    def __init__(self, app: ASGIApp, *, max_body_size: int, metrics: ServeMetrics, worker_id: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        config: ServeConfig,
+        metrics: ServeMetrics,
+        worker_id: str,
+        guard: ConnectionGuard | None = None,
+    ) -> None:
         self.app = app
-        self.max_body_size = max_body_size
+        self.max_body_size = config.max_body_size
+        self.read_timeout = config.read_timeout
+        self.retry_after = str(config.retry_after)
+        self.auth = BearerCheck(config.token)
+        self.guard = guard
         self.metrics = metrics
         self.worker_header = (b"x-rewardkit-worker", worker_id.encode())
 
@@ -149,6 +189,10 @@ class Gatekeeper:
             await send(message)
 
         try:
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, _no_receive, send_counted)
+                return
             replay = await self._read_body(scope, receive, send_counted)
             if replay is not None:
                 await self.app(scope, replay, send_counted)
@@ -158,28 +202,52 @@ class Gatekeeper:
             self.metrics.requests.labels(label, str(status)).inc()
             self.metrics.request_seconds.labels(label).observe(time.perf_counter() - started)
 
+    def _refusal(self, scope: Scope) -> Response | None:
+        """The answer to a request refused before its body is read: no token, too many connections."""
+        problem = self.auth.problem(scope)
+        if problem is not None:
+            self.metrics.rejected.labels("unauthorized").inc()
+            return error_response(
+                401,
+                "Unauthorized",
+                problem,
+                headers={"www-authenticate": 'Bearer realm="rewardkit"', "connection": "close"},
+            )
+        if self.guard is not None and not self.guard.admit():
+            self.metrics.rejected.labels("too_many_connections").inc()
+            return error_response(
+                503,
+                "TooManyConnections",
+                f"this worker has {self.guard.open} connections open (limit {self.guard.cap}, --max-connections); "
+                "retry later",
+                headers={"retry-after": self.retry_after, "connection": "close"},
+            )
+        return None
+
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """A ``receive`` replaying the whole body, or ``None`` once a 413 (or a disconnect) ended it."""
+        """A ``receive`` replaying the whole body, or ``None`` once a 413, a 408 (or a disconnect) ended it."""
         limit = self.max_body_size
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 await self._too_large(scope, send, int(value))
                 return None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await self._too_large(scope, send, None)
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        try:
+            body = await within(self.read_timeout, self._body(receive, limit))
+        except asyncio.TimeoutError:
+            self.metrics.rejected.labels("read_timeout").inc()
+            response = error_response(
+                408,
+                "RequestTimeout",
+                f"the request body did not arrive within {self.read_timeout:g} s (--read-timeout)",
+                headers={"connection": "close"},
+            )
+            await response(scope, _no_receive, send)
+            return None
+        if body is None:
+            return None
+        if len(body) > limit:
+            await self._too_large(scope, send, None)
+            return None
         delivered = False
 
         async def replay() -> Message:
@@ -190,6 +258,22 @@ class Gatekeeper:
             return await receive()  # after the body: waits for the client to disconnect
 
         return replay
+
+    @staticmethod
+    async def _body(receive: Receive, limit: int) -> bytes | None:
+        """The body, or the first ``limit + 1`` bytes and more once it is over ``limit``; ``None``
+        when the client left."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            chunks.append(chunk)
+            if size > limit or not message.get("more_body", False):
+                return b"".join(chunks)
 
     async def _too_large(self, scope: Scope, send: Send, declared: int | None) -> None:
         self.metrics.rejected.labels("body_too_large").inc()
@@ -202,6 +286,19 @@ class Gatekeeper:
             headers={"connection": "close"},
         )
         await response(scope, _no_receive, send)
+
+
+if sys.version_info >= (3, 11):
+
+    async def within(seconds: float, work: Awaitable[Any]) -> Any:
+        """``await work`` for at most ``seconds`` (``asyncio.TimeoutError`` after), no extra task."""
+        async with asyncio.timeout(seconds):
+            return await work
+
+else:  # pragma: no cover - Python 3.10
+
+    async def within(seconds: float, work: Awaitable[Any]) -> Any:
+        return await asyncio.wait_for(work, seconds)
 
 
 async def _no_receive() -> Message:  # pragma: no cover - a finished response never reads
@@ -245,7 +342,9 @@ class ServeApp:
         self.service = RewardService(config, on_sample=self.metrics.sample_done)
         self.worker_id = worker_id or f"{socket.gethostname()}/{os.getpid()}"
 
-    async def admitted(self, count: int, work: Callable[[], Awaitable[Any]], request: Request) -> Any:
+    async def admitted(
+        self, count: int, work: Callable[[], Awaitable[Any]], request: Request
+    ) -> Any:
         """Run ``work()`` for ``count`` samples under the in-flight bound, cancelled on disconnect."""
         admission = self.service.admission
         admission.admit(count)  # raises Overloaded
@@ -280,7 +379,9 @@ class ServeApp:
             }
         )
 
-    async def get_reward(self, name: str | None, body: OpenRLHFRequest, request: Request) -> Response:
+    async def get_reward(
+        self, name: str | None, body: OpenRLHFRequest, request: Request
+    ) -> Response:
         served = self.reward(name)
         queries, prompts = body.query, body.prompts
         labels = body.labels if body.labels is not None else [None] * len(queries)
@@ -289,7 +390,9 @@ class ServeApp:
                 f"{len(queries)} query, {len(prompts)} prompts and {len(labels)} labels: "
                 "expected one of each per sample"
             )
-        result = await self.admitted(len(queries), lambda: served.get_reward(queries, prompts, labels), request)
+        result = await self.admitted(
+            len(queries), lambda: served.get_reward(queries, prompts, labels), request
+        )
         return json_response(result)
 
     def health(self) -> Response:
@@ -316,17 +419,33 @@ class ServeApp:
         app.state.serve = self
         self._routes(app)
         self._error_handlers(app)
-        return Gatekeeper(app, max_body_size=self.config.max_body_size, metrics=self.metrics, worker_id=self.worker_id)
+        return Gatekeeper(
+            app,
+            config=self.config,
+            metrics=self.metrics,
+            worker_id=self.worker_id,
+            guard=connection_guard(self.config),
+        )
 
     def _routes(self, app: FastAPI) -> None:
-        openrlhf_doc = {"response_model": OpenRLHFResponse, "responses": ERRORS, "tags": ["OpenRLHF"]}
+        openrlhf_doc = {
+            "response_model": OpenRLHFResponse,
+            "responses": ERRORS,
+            "tags": ["OpenRLHF"],
+        }
         score_doc = {"response_model": ScoreResponse, "responses": ERRORS, "tags": ["JSON API"]}
 
-        @app.post("/get_reward", summary="OpenRLHF: score with the first served reward", **openrlhf_doc)
+        @app.post(
+            "/get_reward", summary="OpenRLHF: score with the first served reward", **openrlhf_doc
+        )
         async def get_reward_default(body: OpenRLHFRequest, request: Request) -> Response:
             return await self.get_reward(None, body, request)
 
-        @app.post("/get_reward/{name}", summary="OpenRLHF: score with the reward served as `name`", **openrlhf_doc)
+        @app.post(
+            "/get_reward/{name}",
+            summary="OpenRLHF: score with the reward served as `name`",
+            **openrlhf_doc,
+        )
         async def get_reward_named(name: str, body: OpenRLHFRequest, request: Request) -> Response:
             return await self.get_reward(name, body, request)
 
@@ -334,15 +453,25 @@ class ServeApp:
         async def score_default(body: ScoreRequest, request: Request) -> Response:
             return await self.score(None, body, request)
 
-        @app.post("/v1/rewards/{name}/score", summary="Score samples with the reward served as `name`", **score_doc)
+        @app.post(
+            "/v1/rewards/{name}/score",
+            summary="Score samples with the reward served as `name`",
+            **score_doc,
+        )
         async def score_named(name: str, body: ScoreRequest, request: Request) -> Response:
             return await self.score(name, body, request)
 
-        @app.get("/v1/rewards", summary="The served rewards: fields, extra_keys, timeout", tags=["JSON API"])
+        @app.get(
+            "/v1/rewards",
+            summary="The served rewards: fields, extra_keys, timeout",
+            tags=["JSON API"],
+        )
         async def rewards() -> Response:
             return json_response({"rewards": self.service.describe()})
 
-        @app.get("/v1/rewards/{name}", summary="One served reward", tags=["JSON API"], responses=ERRORS)
+        @app.get(
+            "/v1/rewards/{name}", summary="One served reward", tags=["JSON API"], responses=ERRORS
+        )
         async def reward_info(name: str) -> Response:
             return json_response(self.reward(name).describe())
 
@@ -377,7 +506,18 @@ class ServeApp:
         @app.exception_handler(Overloaded)
         async def overloaded(request: Request, exc: Overloaded) -> Response:
             metrics.rejected.labels("overloaded").inc()
-            return error_response(503, "Overloaded", str(exc), headers={"retry-after": str(self.config.retry_after)})
+            return error_response(
+                503, "Overloaded", str(exc), headers={"retry-after": str(self.config.retry_after)}
+            )
+
+        @app.exception_handler(HTTPException)
+        async def http_error(request: Request, exc: HTTPException) -> Response:
+            if exc.status_code == 400:
+                metrics.rejected.labels("malformed").inc()
+                return error_response(400, "MalformedRequest", _unparsable(exc.__cause__))
+            return error_response(
+                exc.status_code, type(exc).__name__, str(exc.detail), headers=exc.headers
+            )
 
         @app.exception_handler(ClientDisconnected)
         async def disconnected(request: Request, exc: ClientDisconnected) -> Response:
@@ -395,9 +535,25 @@ def _validation_reason(exc: RequestValidationError) -> str:
         elif error.get("type") == "json_invalid":
             context = error.get("ctx") or {}
             message = f"malformed JSON: {context.get('error', message)}"
-            location = f"body (character {error['loc'][1]})" if len(error.get("loc", ())) > 1 else "body"
+            location = (
+                f"body (character {error['loc'][1]})" if len(error.get("loc", ())) > 1 else "body"
+            )
         parts.append(f"{location}: {message}")
     return "; ".join(parts) or "invalid request"
+
+
+def _unparsable(cause: BaseException | None) -> str:
+    """Why a body could not be read as JSON at all (FastAPI says only "error parsing the body")."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"body: not valid UTF-8 (byte {cause.object[cause.start : cause.start + 1]!r} at position {cause.start}); send JSON in UTF-8"
+    if isinstance(cause, RecursionError):
+        return (
+            "body: JSON nested too deeply to read; samples are objects of fields, a few levels deep"
+        )
+    if isinstance(cause, ValueError) and "digits" in str(cause):
+        return f"body: a number too long to read ({cause}); send it as a string"
+    detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+    return f"body: could not be read as JSON{detail}"[:500]
 
 
 def create_app(config: ServeConfig, *, worker_id: str | None = None) -> ASGIApp:

@@ -16,8 +16,10 @@ from rewardkit.serve.config import (
     DEFAULT_DRAIN_TIMEOUT,
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_SIZE,
+    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_PORT,
+    DEFAULT_READ_TIMEOUT,
     DEFAULT_RETRY_AFTER,
     DEFAULT_TIMEOUT,
     RewardSpec,
@@ -48,13 +50,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Each REWARD is MODULE:ATTRIBUTE, path/to/file.py:ATTRIBUTE or a registry name "
         "(math_reward), optionally NAME=... to serve it under another name.",
     )
-    parser.add_argument("rewards", nargs="*", metavar="REWARD", help="rewards to serve (the first is the default)")
-    parser.add_argument("--config", metavar="FILE.toml", help="settings and rewards from a TOML file")
-    parser.add_argument("--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})")
-    parser.add_argument("--port", type=int, default=None, help=f"port (default {DEFAULT_PORT})")
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help="worker processes (default 1)")
     parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help=f"per-sample timeout (default {DEFAULT_TIMEOUT:g})"
+        "rewards", nargs="*", metavar="REWARD", help="rewards to serve (the first is the default)"
+    )
+    parser.add_argument(
+        "--config", metavar="FILE.toml", help="settings and rewards from a TOML file"
+    )
+    parser.add_argument(
+        "--host", default=None, help=f"address to listen on (default {DEFAULT_HOST})"
+    )
+    parser.add_argument("--port", type=int, default=None, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--workers", type=int, default=None, metavar="N", help="worker processes (default 1)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"per-sample timeout (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-in-flight",
@@ -62,6 +76,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help=f"samples a worker holds at once; beyond, 503 with Retry-After (default {DEFAULT_MAX_IN_FLIGHT})",
+    )
+    parser.add_argument(
+        "--token-file",
+        default=None,
+        metavar="PATH",
+        help="require 'Authorization: Bearer <token>' on every route but /health, the token read from "
+        "this file's first line (default: $REWARDKIT_SERVE_TOKEN if set, else no token)",
+    )
+    parser.add_argument(
+        "--read-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"time a client has to send a request's headers, and then its body; beyond, 408 and the "
+        f"connection closed (default {DEFAULT_READ_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"open connections per worker; beyond, idle ones that sent no request are closed, else 503 "
+        f"(default {DEFAULT_MAX_CONNECTIONS}, lowered to fit the file-descriptor limit)",
     )
     parser.add_argument(
         "--max-body-size",
@@ -78,7 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"samples of one request computed at once (default {DEFAULT_CONCURRENCY})",
     )
     parser.add_argument(
-        "--retry-after", type=int, default=None, metavar="SECONDS", help=f"Retry-After of a 503 (default {DEFAULT_RETRY_AFTER})"
+        "--retry-after",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help=f"Retry-After of a 503 (default {DEFAULT_RETRY_AFTER})",
     )
     parser.add_argument(
         "--drain-timeout",
@@ -87,26 +128,78 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"on SIGTERM, how long requests in flight may take to finish (default {DEFAULT_DRAIN_TIMEOUT:g})",
     )
-    parser.add_argument("--app-dir", default=None, metavar="DIR", help="import reward modules from DIR (default: .)")
-    parser.add_argument("--log-level", default=None, choices=("critical", "error", "warning", "info", "debug"))
+    parser.add_argument(
+        "--app-dir", default=None, metavar="DIR", help="import reward modules from DIR (default: .)"
+    )
+    parser.add_argument(
+        "--log-level", default=None, choices=("critical", "error", "warning", "info", "debug")
+    )
     _ray_arguments(parser)
     return parser
 
 
 def _ray_arguments(parser: argparse.ArgumentParser) -> None:
     ray = parser.add_argument_group("Ray Serve (--ray)")
-    ray.add_argument("--ray", action="store_true", help="deploy on Ray Serve instead of serving from this machine")
-    ray.add_argument("--address", dest="ray_address", default=None, help="Ray cluster to join (default: a local one)")
-    ray.add_argument("--num-replicas", dest="ray_num_replicas", type=int, default=None, metavar="N")
-    ray.add_argument("--min-replicas", dest="ray_min_replicas", type=int, default=None, metavar="N", help="autoscaling lower bound")
-    ray.add_argument("--max-replicas", dest="ray_max_replicas", type=int, default=None, metavar="N", help="autoscaling upper bound")
     ray.add_argument(
-        "--target-ongoing-requests", dest="ray_target_ongoing_requests", type=float, default=None, metavar="X"
+        "--ray",
+        action="store_true",
+        help="deploy on Ray Serve instead of serving from this machine",
     )
-    ray.add_argument("--max-ongoing-requests", dest="ray_max_ongoing_requests", type=int, default=None, metavar="N")
-    ray.add_argument("--max-queued-requests", dest="ray_max_queued_requests", type=int, default=None, metavar="N")
-    ray.add_argument("--max-replicas-per-node", dest="ray_max_replicas_per_node", type=int, default=None, metavar="N")
-    ray.add_argument("--num-cpus", dest="ray_num_cpus", type=float, default=None, metavar="X", help="CPUs per replica")
+    ray.add_argument(
+        "--address",
+        dest="ray_address",
+        default=None,
+        help="Ray cluster to join (default: a local one)",
+    )
+    ray.add_argument("--num-replicas", dest="ray_num_replicas", type=int, default=None, metavar="N")
+    ray.add_argument(
+        "--min-replicas",
+        dest="ray_min_replicas",
+        type=int,
+        default=None,
+        metavar="N",
+        help="autoscaling lower bound",
+    )
+    ray.add_argument(
+        "--max-replicas",
+        dest="ray_max_replicas",
+        type=int,
+        default=None,
+        metavar="N",
+        help="autoscaling upper bound",
+    )
+    ray.add_argument(
+        "--target-ongoing-requests",
+        dest="ray_target_ongoing_requests",
+        type=float,
+        default=None,
+        metavar="X",
+    )
+    ray.add_argument(
+        "--max-ongoing-requests",
+        dest="ray_max_ongoing_requests",
+        type=int,
+        default=None,
+        metavar="N",
+    )
+    ray.add_argument(
+        "--max-queued-requests", dest="ray_max_queued_requests", type=int, default=None, metavar="N"
+    )
+    ray.add_argument(
+        "--max-replicas-per-node",
+        dest="ray_max_replicas_per_node",
+        type=int,
+        default=None,
+        metavar="N",
+    )
+    ray.add_argument(
+        "--num-cpus",
+        dest="ray_num_cpus",
+        type=float,
+        default=None,
+        metavar="X",
+        help="CPUs per replica",
+    )
     ray.add_argument(
         "--forward-env",
         dest="ray_forward_env",
@@ -116,13 +209,18 @@ def _ray_arguments(parser: argparse.ArgumentParser) -> None:
         help="pass this environment variable on to the replicas (repeatable; e.g. an API key)",
     )
     ray.add_argument(
-        "--proxy-location", dest="ray_proxy_location", default=None, choices=("HeadOnly", "EveryNode", "Disabled")
+        "--proxy-location",
+        dest="ray_proxy_location",
+        default=None,
+        choices=("HeadOnly", "EveryNode", "Disabled"),
     )
 
 
 def _config(args: argparse.Namespace) -> Any:
     file_settings = load_config_file(args.config) if args.config else {}
-    overrides = {key: value for key, value in vars(args).items() if key not in {"rewards", "config", "ray"}}
+    overrides = {
+        key: value for key, value in vars(args).items() if key not in {"rewards", "config", "ray"}
+    }
     return merge(file_settings, overrides, [RewardSpec.parse(text) for text in args.rewards])
 
 

@@ -11,6 +11,7 @@ every sample's outcome. Scoring is idempotent, so a request that fails in transi
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import weakref
 from collections.abc import Mapping, Sequence
@@ -21,9 +22,10 @@ import httpx
 
 from rewardkit.results import RewardResult
 from rewardkit.rewards import BaseReward
+from rewardkit.serve.auth import TOKEN_ENV
 from rewardkit.serve.outcomes import RemoteSampleError, SampleOutcome
 
-RETRY_STATUSES = frozenset({500, 502, 503, 504})
+RETRY_STATUSES = frozenset({408, 500, 502, 503, 504})
 """Answers worth sending the same request again for: the server (or a proxy before it) failed
 or was saturated, and scoring has no side effect."""
 
@@ -69,7 +71,8 @@ class RemoteReward(BaseReward, auto_register=False):
     """The reward ``name`` served at ``url`` (``http://host:8000``; ``name=None``: the server's
     first reward). ``timeout`` bounds one HTTP request (seconds); ``retries`` how often a failed
     request is sent again; ``max_batch`` how many samples go in one request; ``headers`` go with
-    every request (e.g. an authorization a proxy wants); ``transport`` replaces httpx's (tests,
+    every request (e.g. an authorization a proxy wants); ``token`` is the server's bearer token
+    (default: ``$REWARDKIT_SERVE_TOKEN`` if set), sent as ``Authorization: Bearer``; ``transport`` replaces httpx's (tests,
     custom TLS). ``extra_keys``: the reward's result schema as the server serves it, read from
     the server when an adapter first asks for it (pass it to build adapters with the server down)."""
 
@@ -87,9 +90,22 @@ class RemoteReward(BaseReward, auto_register=False):
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         extra_keys: Sequence[str] | Mapping[str, Any] | None = None,
+        token: str | None = None,
     ) -> None:
         if retries < 0 or max_batch < 1 or not timeout > 0:
-            raise ValueError("RemoteReward: retries >= 0, max_batch >= 1 and timeout > 0 are required")
+            raise ValueError(
+                "RemoteReward: retries >= 0, max_batch >= 1 and timeout > 0 are required"
+            )
+        headers = dict(headers or {})
+        has_authorization = any(key.lower() == "authorization" for key in headers)
+        if token is not None and has_authorization:
+            raise ValueError(
+                "RemoteReward: pass either token= or an Authorization header, not both"
+            )
+        if token is None and not has_authorization:
+            token = os.environ.get(TOKEN_ENV, "").strip() or None
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token.strip()}"
         self.url = url.rstrip("/")
         self.reward_name = name
         self.name = name or "remote"  # type: ignore[misc]  # the instance reports the remote reward's name
@@ -97,11 +113,13 @@ class RemoteReward(BaseReward, auto_register=False):
         self.retries = retries
         self.backoff = backoff
         self.max_batch = max_batch
-        self.headers = dict(headers or {})
+        self.headers = headers
         self.transport = transport
         self._info: dict[str, Any] | None = None
         self._extra_keys = extra_keys
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:
         return f"RemoteReward({self.url!r}, {self.reward_name!r})"
@@ -146,10 +164,14 @@ class RemoteReward(BaseReward, auto_register=False):
                 return response.json()
             last_error = f"HTTP {response.status_code}: {error_reason(response)}"
             if response.status_code not in RETRY_STATUSES:
-                raise RemoteRewardError(f"{method} {self.url}{path} was refused: {last_error}", status=response.status_code)
+                raise RemoteRewardError(
+                    f"{method} {self.url}{path} was refused: {last_error}",
+                    status=response.status_code,
+                )
         status = None if response is None else response.status_code
         raise RemoteRewardError(
-            f"{method} {self.url}{path} failed {self.retries + 1} times; last: {last_error}", status=status
+            f"{method} {self.url}{path} failed {self.retries + 1} times; last: {last_error}",
+            status=status,
         )
 
     async def describe(self) -> dict[str, Any]:
@@ -177,7 +199,9 @@ class RemoteReward(BaseReward, auto_register=False):
             [self._sendable(sample, info) for sample in samples[start : start + self.max_batch]]
             for start in range(0, len(samples), self.max_batch)
         ]
-        answers = await asyncio.gather(*(self._request("POST", path, {"samples": chunk}) for chunk in chunks))
+        answers = await asyncio.gather(
+            *(self._request("POST", path, {"samples": chunk}) for chunk in chunks)
+        )
         return [SampleOutcome.from_json(item) for answer in answers for item in answer["results"]]
 
     async def aclose(self) -> None:
@@ -201,7 +225,9 @@ class RemoteReward(BaseReward, auto_register=False):
         if outcome.failure is not None:
             raise RemoteSampleError(self.name, outcome.failure)
         if not outcome.applicable:
-            return RewardResult.not_applicable("the served reward does not apply to this sample", outcome.extras)
+            return RewardResult.not_applicable(
+                "the served reward does not apply to this sample", outcome.extras
+            )
         return RewardResult(outcome.reward, outcome.extras)
 
     async def _submit(self, fields: dict[str, Any]) -> SampleOutcome:
@@ -216,7 +242,10 @@ class RemoteReward(BaseReward, auto_register=False):
     async def _flush(self, state: _LoopState) -> None:
         """Send what the loop turn gathered, ``max_batch`` samples per request, all at once."""
         pending, state.pending, state.flushing = state.pending, [], False
-        chunks = [pending[start : start + self.max_batch] for start in range(0, len(pending), self.max_batch)]
+        chunks = [
+            pending[start : start + self.max_batch]
+            for start in range(0, len(pending), self.max_batch)
+        ]
         await asyncio.gather(*(self._send(chunk) for chunk in chunks))
 
     async def _send(self, chunk: list[_Pending]) -> None:
@@ -257,7 +286,9 @@ def _served_extra_keys(self: RemoteReward) -> Sequence[str] | Mapping[str, Any]:
                 f"which did not answer ({exc}); start it first, or pass extra_keys=[...] to RemoteReward"
             ) from exc
         kinds = info.get("extra_kinds") or {}
-        self._extra_keys = {key: KIND_TYPES.get(kinds.get(key, "any"), object) for key in info["extra_keys"]}
+        self._extra_keys = {
+            key: KIND_TYPES.get(kinds.get(key, "any"), object) for key in info["extra_keys"]
+        }
     return self._extra_keys
 
 

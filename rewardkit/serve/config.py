@@ -34,6 +34,12 @@ DEFAULT_CONCURRENCY = 32
 """Samples of one request computed at once (async rewards, and sync ones in threads)."""
 DEFAULT_RETRY_AFTER = 1
 DEFAULT_DRAIN_TIMEOUT = 60.0
+DEFAULT_READ_TIMEOUT = 30.0
+"""Seconds a client has to send a request's headers (from its first byte, or from connecting) and,
+separately, its body; a slow or silent client is answered 408 or closed, its connection freed."""
+DEFAULT_MAX_CONNECTIONS = 2048
+"""Open connections one worker keeps (lowered to fit its file-descriptor limit); beyond, the
+longest-idle connection that has sent no request is closed, else the request gets 503."""
 
 
 class ServeConfigError(ValueError):
@@ -65,7 +71,9 @@ class RewardSpec:
         if sep and not _NAME.match(name):
             raise ServeConfigError(f"reward {text!r}: {name!r} is not a valid reward name")
         if not target.strip():
-            raise ServeConfigError(f"reward {text!r}: expected [NAME=]MODULE:ATTRIBUTE or a registry name")
+            raise ServeConfigError(
+                f"reward {text!r}: expected [NAME=]MODULE:ATTRIBUTE or a registry name"
+            )
         return cls(target=target.strip(), name=name or None)
 
 
@@ -93,16 +101,24 @@ class RayOptions:
 
     @property
     def autoscaling(self) -> bool:
-        return self.num_replicas is None and (self.min_replicas is not None or self.max_replicas is not None)
+        return self.num_replicas is None and (
+            self.min_replicas is not None or self.max_replicas is not None
+        )
 
     def check(self) -> None:
         """Raise ``ServeConfigError`` on inconsistent replica settings."""
         for key in ("num_replicas", "min_replicas", "max_replicas", "max_replicas_per_node"):
             value = getattr(self, key)
-            if value is not None and (not isinstance(value, int) or value < (0 if key == "min_replicas" else 1)):
+            if value is not None and (
+                not isinstance(value, int) or value < (0 if key == "min_replicas" else 1)
+            ):
                 raise ServeConfigError(f"ray.{key} must be a positive integer, got {value!r}")
-        if self.num_replicas is not None and (self.min_replicas is not None or self.max_replicas is not None):
-            raise ServeConfigError("ray: give either num_replicas or min_replicas/max_replicas (autoscaling), not both")
+        if self.num_replicas is not None and (
+            self.min_replicas is not None or self.max_replicas is not None
+        ):
+            raise ServeConfigError(
+                "ray: give either num_replicas or min_replicas/max_replicas (autoscaling), not both"
+            )
         low, high = self.min_replicas, self.max_replicas
         if low is not None and high is not None and low > high:
             raise ServeConfigError(f"ray: min_replicas ({low}) is above max_replicas ({high})")
@@ -112,7 +128,9 @@ class RayOptions:
             )
         for key in ("max_ongoing_requests", "max_queued_requests"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise ServeConfigError(f"ray.{key} must be a positive integer, got {getattr(self, key)!r}")
+                raise ServeConfigError(
+                    f"ray.{key} must be a positive integer, got {getattr(self, key)!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,12 @@ class ServeConfig:
     concurrency: int = DEFAULT_CONCURRENCY
     retry_after: int = DEFAULT_RETRY_AFTER
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    token_file: str | None = None
+    """Where the bearer token is read from (else ``$REWARDKIT_SERVE_TOKEN``; see ``rewardkit.serve.auth``)."""
+    token: str | None = field(default=None, repr=False)
+    """The bearer token itself, read once at start (``with_token``); never in a configuration file."""
     app_dir: str | None = None
     """Put first on ``sys.path`` (in every worker) before importing reward modules."""
     log_level: str = "info"
@@ -138,10 +162,20 @@ class ServeConfig:
     def check(self) -> ServeConfig:
         """Raise ``ServeConfigError`` naming the first bad setting; return ``self``."""
         if not self.rewards:
-            raise ServeConfigError("no reward to serve: name at least one (MODULE:ATTRIBUTE or a registry name)")
+            raise ServeConfigError(
+                "no reward to serve: name at least one (MODULE:ATTRIBUTE or a registry name)"
+            )
         _positive_number("timeout", self.timeout)
         _positive_number("drain_timeout", self.drain_timeout)
-        for key in ("workers", "max_in_flight", "max_body_size", "concurrency", "retry_after"):
+        _positive_number("read_timeout", self.read_timeout)
+        for key in (
+            "workers",
+            "max_in_flight",
+            "max_body_size",
+            "concurrency",
+            "retry_after",
+            "max_connections",
+        ):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ServeConfigError(f"{key} must be a positive integer, got {value!r}")
@@ -167,7 +201,12 @@ class ServeConfig:
 
 
 def _positive_number(key: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not value > 0
+        or not math.isfinite(value)
+    ):
         raise ServeConfigError(f"{key} must be a positive number of seconds, got {value!r}")
 
 
@@ -189,11 +228,15 @@ def _reward_spec(item: Any, *, where: str) -> RewardSpec:
     if isinstance(item, str):
         return RewardSpec.parse(item)
     if not isinstance(item, Mapping) or "target" not in item:
-        raise ServeConfigError(f"{where}: each reward is a string or a table with a 'target', got {item!r}")
+        raise ServeConfigError(
+            f"{where}: each reward is a string or a table with a 'target', got {item!r}"
+        )
     known = {f.name for f in dataclasses.fields(RewardSpec)}
     unknown = sorted(set(item) - known)
     if unknown:
-        raise ServeConfigError(f"{where}: unknown reward key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        raise ServeConfigError(
+            f"{where}: unknown reward key {unknown[0]!r} (known: {', '.join(sorted(known))})"
+        )
     values = dict(item)
     if values.get("extra_keys") is not None:
         values["extra_keys"] = tuple(values["extra_keys"])
@@ -201,7 +244,7 @@ def _reward_spec(item: Any, *, where: str) -> RewardSpec:
     return RewardSpec(**values)
 
 
-_TOP_KEYS = {f.name for f in dataclasses.fields(ServeConfig)} - {"rewards", "ray"}
+_TOP_KEYS = {f.name for f in dataclasses.fields(ServeConfig)} - {"rewards", "ray", "token"}
 _RAY_KEYS = {f.name for f in dataclasses.fields(RayOptions)}
 
 
@@ -213,21 +256,29 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         with path.open("rb") as stream:
             data = tomllib.load(stream)
     except OSError as exc:
-        raise ServeConfigError(f"cannot read the configuration file {path}: {exc.strerror or exc}") from None
+        raise ServeConfigError(
+            f"cannot read the configuration file {path}: {exc.strerror or exc}"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ServeConfigError(f"{path}: not valid TOML: {exc}") from None
     settings: dict[str, Any] = {}
     for key, value in data.items():
         if key == "rewards":
             if not isinstance(value, list):
-                raise ServeConfigError(f"{path}: 'rewards' must be a list ([[rewards]] tables or strings)")
-            settings["rewards"] = tuple(_reward_spec(item, where=f"{path}: rewards") for item in value)
+                raise ServeConfigError(
+                    f"{path}: 'rewards' must be a list ([[rewards]] tables or strings)"
+                )
+            settings["rewards"] = tuple(
+                _reward_spec(item, where=f"{path}: rewards") for item in value
+            )
         elif key == "ray":
             settings["ray"] = _ray_settings(value, where=f"{path}: [ray]")
         elif key in _TOP_KEYS:
             settings[key] = parse_size(value) if key == "max_body_size" else value
         else:
-            raise ServeConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_TOP_KEYS | {'rewards', 'ray'}))})")
+            raise ServeConfigError(
+                f"{path}: unknown key {key!r} (known: {', '.join(sorted(_TOP_KEYS | {'rewards', 'ray'}))})"
+            )
     return settings
 
 
@@ -236,14 +287,18 @@ def _ray_settings(value: Any, *, where: str) -> dict[str, Any]:
         raise ServeConfigError(f"{where} must be a table")
     unknown = sorted(set(value) - _RAY_KEYS)
     if unknown:
-        raise ServeConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_RAY_KEYS))})")
+        raise ServeConfigError(
+            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_RAY_KEYS))})"
+        )
     settings = dict(value)
     if "forward_env" in settings:
         settings["forward_env"] = tuple(settings["forward_env"])
     return settings
 
 
-def merge(file_settings: Mapping[str, Any], overrides: Mapping[str, Any], rewards: Sequence[RewardSpec]) -> ServeConfig:
+def merge(
+    file_settings: Mapping[str, Any], overrides: Mapping[str, Any], rewards: Sequence[RewardSpec]
+) -> ServeConfig:
     """A checked ``ServeConfig`` from a file's settings and command-line ``overrides`` (``None``
     values are "not given"); command-line ``rewards`` come after the file's."""
     settings = {key: value for key, value in file_settings.items() if key != "ray"}
@@ -259,6 +314,18 @@ def merge(file_settings: Mapping[str, Any], overrides: Mapping[str, Any], reward
             settings[key] = value
     settings["rewards"] = tuple(settings.get("rewards", ())) + tuple(rewards)
     try:
-        return ServeConfig(ray=RayOptions(**ray_settings), **settings).check()
+        config = ServeConfig(ray=RayOptions(**ray_settings), **settings).check()
     except TypeError as exc:  # a wrongly typed value that dataclasses cannot take
         raise ServeConfigError(str(exc)) from None
+    return with_token(config)
+
+
+def with_token(config: ServeConfig) -> ServeConfig:
+    """``config`` with its bearer token read (from ``token_file`` or ``$REWARDKIT_SERVE_TOKEN``),
+    once, here: worker processes and Ray replicas get it in the configuration."""
+    if config.token is not None:
+        return config
+    from rewardkit.serve.auth import read_token
+
+    token = read_token(config.token_file)
+    return config if token is None else dataclasses.replace(config, token=token)

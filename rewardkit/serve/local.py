@@ -30,7 +30,9 @@ def app_from_environment() -> Any:
 
     text = os.environ.get(CONFIG_ENV)
     if not text:
-        raise RuntimeError(f"{CONFIG_ENV} is not set: this factory is for `rewardkit serve` workers")
+        raise RuntimeError(
+            f"{CONFIG_ENV} is not set: this factory is for `rewardkit serve` workers"
+        )
     return create_app(ServeConfig.from_json(text), worker_id=_worker_id())
 
 
@@ -51,7 +53,22 @@ def _uvicorn_options(config: ServeConfig) -> dict[str, Any]:
         # Reward servers sit behind trainers on the same network; keep-alive connections are reused.
         "timeout_keep_alive": 30,
         "access_log": config.log_level == "debug",
+        # uvicorn's protocol with a deadline for request headers and a cap on connections
+        "http": "rewardkit.serve.connections:GuardedHttpProtocol",
     }
+
+
+def warn_if_open(config: ServeConfig) -> None:
+    """One line on stderr when the server listens beyond this machine without a token."""
+    from rewardkit.serve.auth import TOKEN_ENV, is_loopback
+
+    if config.token is None and not is_loopback(config.host):
+        print(
+            f"rewardkit serve: warning: listening on {config.host} without a token: anyone who can reach "
+            f"port {config.port} can score with (and load) this server; set {TOKEN_ENV} or --token-file",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _stop_quietly() -> None:
@@ -67,7 +84,11 @@ def serve_locally(config: ServeConfig) -> None:
     """Serve ``config`` with uvicorn until SIGTERM or Ctrl-C (then drain and return)."""
     import uvicorn
 
+    from rewardkit.serve.connections import raise_descriptor_limit
     from rewardkit.serve.service import RewardService
+
+    raise_descriptor_limit()  # workers inherit it
+    warn_if_open(config)
 
     if config.workers == 1:
         from rewardkit.serve.app import create_app

@@ -64,7 +64,10 @@ def build_application(config: ServeConfig) -> Any:
     return serve.deployment(RewardDeployment).options(**deployment_options(config)).bind()
 
 
-SPREAD_ENV = {"RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0", "RAY_SERVE_PROXY_PREFER_LOCAL_AZ_ROUTING": "0"}
+SPREAD_ENV = {
+    "RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0",
+    "RAY_SERVE_PROXY_PREFER_LOCAL_AZ_ROUTING": "0",
+}
 """Ray Serve's proxy sends a request to a replica on its own node while that one has room; rewards
 are CPU work whose requests are small, so every replica, on any node, should get its share."""
 
@@ -73,11 +76,19 @@ def deploy(config: ServeConfig) -> str:
     """Connect to Ray (``config.ray.address``, or a new local instance), start Serve (its proxy on
     ``config.host``/``config.port``) unless it runs already, deploy, and return the URL."""
     if not ray.is_initialized():
-        ray.init(address=config.ray.address, runtime_env={"env_vars": SPREAD_ENV}, log_to_driver=False)
+        ray.init(
+            address=config.ray.address, runtime_env={"env_vars": SPREAD_ENV}, log_to_driver=False
+        )
     serve.start(
-        http_options={"host": config.host, "port": config.port, "location": config.ray.proxy_location}
+        http_options={
+            "host": config.host,
+            "port": config.port,
+            "location": config.ray.proxy_location,
+        }
     )
-    serve.run(build_application(config), name=config.ray.app_name, route_prefix=config.ray.route_prefix)
+    serve.run(
+        build_application(config), name=config.ray.app_name, route_prefix=config.ray.route_prefix
+    )
     prefix = config.ray.route_prefix.rstrip("/")
     return f"http://{config.host}:{config.port}{prefix}"
 
@@ -92,9 +103,11 @@ def undeploy(config: ServeConfig) -> None:
 
 def serve_on_ray(config: ServeConfig) -> None:
     """Deploy ``config`` on Ray and serve until SIGTERM or Ctrl-C, then remove the application."""
+    from rewardkit.serve.local import warn_if_open
     from rewardkit.serve.service import RewardService
 
     RewardService(config)  # import and check every reward here before any replica starts
+    warn_if_open(config)
     url = deploy(config)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):  # after ray.init, which installs its own

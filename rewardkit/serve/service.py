@@ -10,6 +10,7 @@ uses a generic adapter whose failures keep their type.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import sys
@@ -22,11 +23,12 @@ from typing import Any, ClassVar
 from rewardkit.adapters.base import RewardAdapter, Scored
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
-from rewardkit.adapters.reference import RewardReference
-from rewardkit.errors import RewardError, RewardShapeError
+from rewardkit.errors import MissingFieldError, RewardAbortedError, RewardShapeError, describe_error
+from rewardkit.execution import SampleRunner
 from rewardkit.rewards import as_reward
 from rewardkit.serve.config import RewardSpec, ServeConfig, ServeConfigError
 from rewardkit.serve.outcomes import SampleFailure, SampleOutcome
+from rewardkit.serve.targets import resolve_target
 
 logger = logging.getLogger("rewardkit.serve")
 
@@ -63,23 +65,79 @@ class _Failed(Scored):
     failure: SampleFailure | None = None
 
 
+ABORTS = (KeyboardInterrupt, SystemExit)
+"""What a reward may raise that would end the server's event loop (asyncio lets both through every
+task): in a server they can only come from the reward (uvicorn handles SIGINT itself), so each
+fails its sample as ``RewardAbortedError``."""
+
+
+def aborted(reward_name: str, index: int | None, exc: BaseException) -> RewardAbortedError:
+    """The sample failure standing for ``exc`` (one of ``ABORTS``) raised by the reward."""
+    where = "" if index is None else f" on sample {index}"
+    error = RewardAbortedError(
+        f"reward {reward_name!r}{where} raised {describe_error(exc)}; the server keeps serving"
+    )
+    error.__cause__ = exc
+    return error
+
+
+class _Contained:
+    """An async reward whose ``KeyboardInterrupt``/``SystemExit`` become ``RewardAbortedError``
+    inside the task that runs it (the runtime lets ``KeyboardInterrupt`` through, and a timed
+    call runs in a task of its own, where it would stop the event loop)."""
+
+    def __init__(self, reward: Any) -> None:
+        self._reward = reward
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reward, name)
+
+    async def invoke(self, fields: Mapping[str, Any]) -> Any:
+        try:
+            return await self._reward.invoke(fields)
+        except ABORTS as exc:
+            raise aborted(self._reward.name, None, exc) from None
+
+
 class _TypedFailures(RewardAdapter):
-    """Keeps each failed sample's ``SampleFailure`` and reports every sample to ``on_sample``."""
+    """Keeps each failed sample's ``SampleFailure`` and reports every sample to ``on_sample``; a
+    reward raising ``KeyboardInterrupt`` or ``SystemExit`` fails its sample, whatever the mode."""
 
     on_sample: SampleHook | None = None
+
+    def __init__(self, reward: Any, **options: Any) -> None:
+        super().__init__(reward, **options)
+        runner = self.runner
+        if (
+            isinstance(runner, SampleRunner)
+            and runner.execution != "process"
+            and runner.reward.is_async
+        ):
+            runner.reward = _Contained(runner.reward)
 
     def _failed(
         self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
     ) -> Scored:
         scored = super()._failed(index, exc, timed_out=timed_out, text=text)
-        return _Failed(scored.reward, None, scored.error, failure=SampleFailure.of(exc, timed_out=timed_out))
+        return _Failed(
+            scored.reward, None, scored.error, failure=SampleFailure.of(exc, timed_out=timed_out)
+        )
 
-    async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
+    async def score_one_async(
+        self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0
+    ) -> Scored:
         started = time.perf_counter()
-        scored = await super().score_one_async(fields, index)
+        try:
+            scored = await super().score_one_async(fields, index)
+        except ABORTS as exc:  # thread and process modes hand it back to this task
+            scored = self._failed(index, aborted(self.__name__, index, exc))
         if self.on_sample is not None:
             failure = scored.failure if isinstance(scored, _Failed) else None
-            self.on_sample(self.__name__, time.perf_counter() - started, None if failure is None else failure.tag)
+            self.on_sample(
+                self.__name__,
+                time.perf_counter() - started,
+                None if failure is None else failure.tag,
+            )
         return scored
 
 
@@ -102,14 +160,22 @@ class ServedReward:
     fixed here, before the first request. An extra named like a key OpenRLHF reserves leaves
     the reward on the JSON API only (``/get_reward`` then answers 400 saying why)."""
 
-    def __init__(self, name: str, reward: Any, options: Mapping[str, Any], openrlhf_options: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        name: str,
+        reward: Any,
+        options: Mapping[str, Any],
+        openrlhf_options: Mapping[str, Any],
+    ) -> None:
         self.name = name
         self.reward = as_reward(reward)
         self.api = _ApiAdapter(self.reward, name=name, **options)
         self.openrlhf: _OpenRLHFAdapter | None = None
         self.openrlhf_problem: str | None = None
         try:
-            self.openrlhf = _OpenRLHFAdapter(self.reward, name=name, return_tensors=False, **openrlhf_options)
+            self.openrlhf = _OpenRLHFAdapter(
+                self.reward, name=name, return_tensors=False, **openrlhf_options
+            )
         except RewardShapeError as exc:
             self.openrlhf_problem = str(exc)
             logger.warning("reward %r is not served on /get_reward: %s", name, exc)
@@ -142,23 +208,70 @@ class ServedReward:
             "openrlhf_problem": self.openrlhf_problem,
         }
 
-    def _checked(self, samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any] | AdapterInputError]:
+    def _checked(
+        self, samples: Sequence[Mapping[str, Any] | AdapterInputError], *, where: str = "sample"
+    ) -> list[Mapping[str, Any] | AdapterInputError]:
         """The samples, a sample lacking a required field replaced by its per-sample error. A
         field that no sample has is a request error: every sample would fail the same way."""
         binding = self.reward.binding
-        if binding is None or not binding.required:
+        fields = [sample for sample in samples if not isinstance(sample, AdapterInputError)]
+        if binding is None or not binding.required or not fields:
             return list(samples)
-        unsupplied = [name for name in binding.required if not any(name in sample for sample in samples)]
+        unsupplied = [
+            name for name in binding.required if not any(name in sample for sample in fields)
+        ]
         if unsupplied:
-            error = binding.missing_field_error(samples[0], unsupplied=unsupplied, batch_size=len(samples))
-            raise RequestError(str(error))
+            raise RequestError(self._unsupplied(unsupplied, fields[0], len(fields), where=where))
         checked: list[Mapping[str, Any] | AdapterInputError] = []
-        for sample in samples:
-            if all(name in sample for name in binding.required):
-                checked.append(sample)
-            else:
-                checked.append(InvalidSample(binding.missing_field_error(sample)))
+        for index, sample in enumerate(samples):
+            lacking = (
+                []
+                if isinstance(sample, AdapterInputError)
+                else [n for n in binding.required if n not in sample]
+            )
+            checked.append(
+                InvalidSample(self._lacking(lacking, sample, index, where)) if lacking else sample
+            )
         return checked
+
+    def _needs(self) -> str:
+        binding = self.reward.binding
+        required = list(binding.required) if binding is not None else []
+        optional = [name for name in self.reward.parameters if name not in required]
+        text = ", ".join(required) + (f" (optional: {', '.join(optional)})" if optional else "")
+        return f"reward {self.name!r} takes the fields {text}"
+
+    def _unsupplied(
+        self, names: Sequence[str], first: Mapping[str, Any], count: int, *, where: str
+    ) -> str:
+        """What a client sending ``count`` samples without ``names`` needs to hear: what its
+        samples have, what the reward needs, the close name it probably meant."""
+        has = ", ".join(repr(key) for key in sorted(first)) or "no fields"
+        plural = "s" if len(names) > 1 else ""
+        message = (
+            f"no {where} of this request has the field{plural} {', '.join(repr(n) for n in names)}; "
+            f"{self._needs()}, and {where} 0 has {has}"
+        )
+        close = difflib.get_close_matches(
+            names[0], [key for key in first if key not in self.reward.parameters], n=1
+        )
+        if close:
+            message += f". Did you mean {close[0]!r}? Send it as {names[0]!r}"
+        return message
+
+    def _lacking(
+        self, names: Sequence[str], sample: Mapping[str, Any], index: int, where: str
+    ) -> MissingFieldError:
+        has = ", ".join(repr(key) for key in sorted(sample)) or "no fields"
+        error = MissingFieldError(
+            f"{where} {index} lacks the field{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)} "
+            f"that the other samples have ({self._needs()}; this one has {has})",
+            reward_name=self.name,
+            parameter=names[0],
+            available=sorted(sample),
+            suggestion=None,
+        )
+        return error
 
     async def score(self, samples: Sequence[Mapping[str, Any]]) -> list[SampleOutcome]:
         """Score samples of named fields (the JSON API); results keep the samples' order."""
@@ -166,16 +279,21 @@ class ServedReward:
         conform = self.api.schema.conform
         return [_outcome(item, conform(item.extras)) for item in scored]
 
-    async def get_reward(self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]) -> dict[str, Any]:
+    async def get_reward(
+        self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
+    ) -> dict[str, Any]:
         """OpenRLHF's ``/get_reward``: exactly what ``to_openrlhf(reward)`` returns, as lists."""
         adapter = self.openrlhf
         if adapter is None:
-            raise RequestError(f"reward {self.name!r} cannot answer OpenRLHF's /get_reward: {self.openrlhf_problem}")
+            raise RequestError(
+                f"reward {self.name!r} cannot answer OpenRLHF's /get_reward: {self.openrlhf_problem}"
+            )
         samples = [
             adapter.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
-        return adapter.result(await adapter.score_batch_async(samples))
+        checked = self._checked(samples, where="sample (label)")
+        return adapter.result(await adapter.score_batch_async(checked))
 
 
 class Admission:
@@ -202,32 +320,15 @@ class Admission:
         self.requests -= 1
 
 
-def _target_reference(spec: RewardSpec) -> RewardReference:
-    """How to find ``spec.target``: ``module:attr``, ``file.py:attr`` or a registry name."""
-    target = spec.target
-    module, sep, attribute = target.rpartition(":")
-    if not sep:
-        return RewardReference.of(target)  # a registry name (UnknownRewardError lists close ones)
-    if not module or not attribute:
-        raise ServeConfigError(f"reward {target!r}: expected MODULE:ATTRIBUTE, FILE.py:ATTRIBUTE or a registry name")
-    if module.endswith(".py"):
-        path = Path(module).resolve()
-        if not path.is_file():
-            raise ServeConfigError(f"reward {target!r}: no such file {path}")
-        return RewardReference("file", attribute, module=f"rewardkit_served_{path.stem}", qualname=attribute, path=str(path))
-    return RewardReference("qualname", attribute, module=module, qualname=attribute)
-
-
 def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
     """Import ``spec.target`` and build its ``ServedReward``; a target that is already a framework
     adapter (``reward_func = to_openrlhf(...)`` in a file) is served with that adapter's options."""
-    try:
-        target = _target_reference(spec).resolve()
-    except RewardError as exc:
-        raise ServeConfigError(f"reward {spec.target!r}: {exc}") from None
+    target = resolve_target(spec.target)
     options: dict[str, Any] = {}
     if isinstance(target, RewardAdapter):
-        options = {key: target.options()[key] for key in ("timeout", "fallback", "extra_keys", "field_map")}
+        options = {
+            key: target.options()[key] for key in ("timeout", "fallback", "extra_keys", "field_map")
+        }
         target = target.reward
     try:
         reward = as_reward(target)
@@ -245,8 +346,12 @@ def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
     options.pop("field_map", None)  # samples of the JSON API carry the reward's own field names
     try:
         return ServedReward(spec.name or reward.name, reward, options, openrlhf_options)
-    except RewardShapeError as exc:  # its extras cannot be known before the first call
-        raise ServeConfigError(f"reward {spec.target!r}: {exc}") from None
+    except (
+        RewardShapeError,
+        ValueError,
+        TypeError,
+    ) as exc:  # extras unknowable, a mode that cannot be timed
+        raise ServeConfigError(f"reward {spec.target!r} cannot be served: {exc}") from None
 
 
 def add_app_dir(app_dir: str | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,47 @@ def sleepy(final_response: str) -> float:
 def length_reward(final_response: str) -> dict[str, Any]:
     """A second reward for serving several by name."""
     return {"reward": min(len(final_response) / 100.0, 1.0), "chars": len(final_response)}
+
+
+def _abort(text: str) -> None:
+    """Raise what ends a process or a generator, as a reward might by mistake."""
+    if text == "KeyboardInterrupt":
+        raise KeyboardInterrupt
+    if text == "SystemExit":
+        sys.exit(3)
+    if text == "GeneratorExit":
+        raise GeneratorExit
+
+
+@reward(name="abort_thread")
+def abort_thread(final_response: str) -> float:
+    """Raises the exception named by the response (in a reward thread)."""
+    _abort(final_response)
+    return 1.0
+
+
+@reward(name="abort_process", execution="process")
+def abort_process(final_response: str) -> float:
+    """Raises the exception named by the response (in a worker process)."""
+    _abort(final_response)
+    return 1.0
+
+
+@reward(name="abort_async")
+async def abort_async(final_response: str) -> float:
+    """Raises the exception named by the response (on the server's event loop)."""
+    _abort(final_response)
+    return 1.0
+
+
+@reward(name="abort_async_inline", execution="inline")
+async def abort_async_inline(final_response: str) -> float:
+    """Raises the exception named by the response (inline on the event loop)."""
+    _abort(final_response)
+    return 1.0
+
+
+@reward(name="inline_sync", execution="inline")
+def inline_sync(final_response: str) -> float:
+    """A sync reward that asks to run inline: a server cannot time it, so it refuses to serve it."""
+    return 1.0
