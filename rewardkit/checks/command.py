@@ -27,7 +27,7 @@ from rewardkit.checks.config import CheckConfig, ConfigError, load_config, load_
 from rewardkit.checks.engine import analyze_module, duplicate_reward_diagnostics, filter_diagnostics
 from rewardkit.checks.file_cache import FileCache
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
-from rewardkit.checks.output import FORMATS, FileResult, Summary, render
+from rewardkit.checks.output import FORMATS, FileResult, Summary, render, render_statistics
 from rewardkit.checks.rules import FileTooLarge, SyntaxErrorRule
 from rewardkit.checks.targets import find_targets
 from rewardkit.checks.workers import map_in_workers
@@ -64,14 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check reward modules statically: misspelled fields, bad return shapes, "
         "missing awaits, duplicate names (`rewardkit check --explain RK101` describes a rule).",
     )
-    parser.add_argument("--explain", metavar="CODE", help="describe a rule, with examples, and exit")
+    parser.add_argument(
+        "--explain", metavar="CODE", help="describe a rule, with examples, and exit"
+    )
     parser.add_argument(
         "paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin"
     )
     parser.add_argument(
-        "--format", choices=FORMATS, default="text",
-        help="output format (default: text); columns are 1-based, in JSON too (`col`), where "
-        "`column` is also given 0-based (code points) for LSP-style tools",
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=FORMATS,
+        default="text",
+        help="output format (default: text); text, github and sarif columns are 1-based, "
+        "JSON's `column`/`end_column` 0-based code points (as its fixes' edits)",
     )
     parser.add_argument("--select", help="comma-separated code prefixes to report (e.g. RK1,RK201)")
     parser.add_argument("--ignore", help="comma-separated code prefixes not to report")
@@ -90,6 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--quiet", action="store_true", help="print the diagnostics only (no summary line)"
+    )
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print how many problems each rule found instead of the problems (as ruff)",
+    )
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when errors are found (2 still means the check could not run)",
     )
     parser.add_argument(
         "--no-cache",
@@ -426,7 +442,7 @@ def run_fixes(
         for line in lines:
             print(line, file=sys.stderr)
         _print_errors(errors)
-        return 2 if errors else 1 if fixed else 0
+        return 2 if errors else 1 if fixed and not command.exit_zero else 0
     _write_fixed(targets, fixed, errors)
     results, rewards = gather_results(targets)
     if command.output_format == "json":
@@ -438,9 +454,9 @@ def run_fixes(
     stream = sys.stderr if from_stdin else sys.stdout  # stdin: stdout holds the code
     for line in lines:  # what fixing did, then what is left
         print(line, file=stream if command.output_format == "text" else sys.stderr)
-    stream.write(render(results, command.output_format, summary))
+    stream.write(_report(results, command, summary))
     _print_errors(errors)
-    return 2 if errors else exit_status(results)
+    return 2 if errors else exit_status(results, command)
 
 
 def _write_fixed(
@@ -489,6 +505,8 @@ def run_command(argv: Sequence[str]) -> int:
         arguments.config,
         arguments.max_file_size,
         arguments.quiet,
+        arguments.exit_zero,
+        arguments.statistics,
     )
     try:
         mode = _fix_mode(arguments)
@@ -514,12 +532,12 @@ def run_command(argv: Sequence[str]) -> int:
 
         results = with_resolved_fixes(results, readable)
     summary = None if command.quiet or errors else Summary(len(readable), rewards)
-    output = render(results, command.output_format, summary)
+    output = _report(results, command, summary)
     sys.stdout.write(output)
     _print_errors(errors)
     if errors:
         return 2
-    status = exit_status(results)
+    status = exit_status(results, command)
     if root is not None:
         checked = [(t.display, t.digest) for t in readable if t.digest is not None]
         if len(checked) == len(readable):
@@ -528,6 +546,16 @@ def run_command(argv: Sequence[str]) -> int:
     return status
 
 
-def exit_status(results: Sequence[FileResult]) -> int:
-    """1 when an error-severity diagnostic is reported, else 0."""
+def exit_status(results: Sequence[FileResult], command: CommandLine | None = None) -> int:
+    """1 when an error-severity diagnostic is reported (unless ``--exit-zero``), else 0."""
+    if command is not None and command.exit_zero:
+        return 0
     return 1 if any(d.severity is Severity.ERROR for r in results for d in r.diagnostics) else 0
+
+
+def _report(results: Sequence[FileResult], command: CommandLine, summary: Summary | None) -> str:
+    """The report the command line asks for: the problems, or with ``--statistics`` how many
+    each rule found."""
+    if command.statistics:
+        return render_statistics(results, command.output_format, summary)
+    return render(results, command.output_format, summary)

@@ -13,14 +13,32 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # no runtime import: the cached fast path stays light
     from collections.abc import Sequence
 
-OPTIONS_WITH_VALUE = ("--format", "--select", "--ignore", "--config", "--max-file-size")
-FLAGS = ("--quiet",)
+OPTIONS_WITH_VALUE = (
+    "--format",
+    "--output-format",
+    "--select",
+    "--ignore",
+    "--config",
+    "--max-file-size",
+)
+"""Options taking a value (``--output-format`` is ruff's name of ``--format``)."""
+FLAGS = ("--quiet", "--exit-zero", "--statistics")
 
 
 class CommandLine:
     """What a ``rewardkit check`` command line asks for (what its report depends on)."""
 
-    __slots__ = ("config", "ignore", "max_file_size", "output_format", "paths", "quiet", "select")
+    __slots__ = (
+        "config",
+        "exit_zero",
+        "ignore",
+        "max_file_size",
+        "output_format",
+        "paths",
+        "quiet",
+        "select",
+        "statistics",
+    )
 
     def __init__(
         self,
@@ -31,6 +49,8 @@ class CommandLine:
         config: str | None = None,
         max_file_size: int | None = None,
         quiet: bool = False,
+        exit_zero: bool = False,
+        statistics: bool = False,
     ) -> None:
         self.paths = list(paths) or ["."]
         self.output_format = output_format
@@ -39,6 +59,10 @@ class CommandLine:
         self.config = config
         self.max_file_size = max_file_size
         self.quiet = quiet
+        self.exit_zero = exit_zero
+        """Exit 0 even when error-severity problems are found (ruff's ``--exit-zero``)."""
+        self.statistics = statistics
+        """Print how many problems each rule found instead of the problems (ruff's ``--statistics``)."""
 
     def cache_options(self) -> list[str]:
         """The command line, normalised, as part of the run cache's key."""
@@ -49,6 +73,8 @@ class CommandLine:
             f"config={self.config}",
             f"max-file-size={self.max_file_size}",
             f"quiet={self.quiet}",
+            f"exit-zero={self.exit_zero}",
+            f"statistics={self.statistics}",
             "paths",
             *self.paths,
         ]
@@ -56,23 +82,23 @@ class CommandLine:
 
 def simple_command_line(argv: Sequence[str]) -> CommandLine | None:
     """The :class:`CommandLine` of a command line the cache can answer (paths, options with
-    values, ``--quiet``); ``None`` for anything else (``-``, ``--no-cache``, ``--help``,
+    values, ``--quiet``, ``--exit-zero``, ``--statistics``); ``None`` for anything else (``-``, ``--no-cache``, ``--help``,
     abbreviations, a value that looks like an option...), which the full command handles."""
     paths: list[str] = []
     values: dict[str, str] = {}
-    quiet = False
+    flags: set[str] = set()
     index = 0
     while index < len(argv):
         argument = argv[index]
         name, equals, value = argument.partition("=")
         if argument in FLAGS:
-            quiet = True
+            flags.add(argument)
         elif equals and name in OPTIONS_WITH_VALUE:
-            values[name] = value
+            values["--format" if name == "--output-format" else name] = value
         elif argument in OPTIONS_WITH_VALUE:
             if index + 1 == len(argv) or argv[index + 1].startswith("-"):
                 return None
-            values[argument] = argv[index + 1]
+            values["--format" if argument == "--output-format" else argument] = argv[index + 1]
             index += 1
         elif argument.startswith("-"):
             return None
@@ -89,7 +115,9 @@ def simple_command_line(argv: Sequence[str]) -> CommandLine | None:
         values.get("--ignore"),
         values.get("--config"),
         int(max_file_size) if max_file_size is not None else None,
-        quiet,
+        "--quiet" in flags,
+        "--exit-zero" in flags,
+        "--statistics" in flags,
     )
 
 

@@ -1,14 +1,15 @@
 """Render check results as text, JSON, GitHub workflow commands or SARIF 2.1.0.
 
 Text, GitHub and SARIF columns are 1-based (the editor convention for ``path:line:col``). JSON
-gives both: ``col``/``end_col`` 1-based as the text shows them, and ``column``/``end_column`` in
-the engine's coordinates (0-based code points, as LSP-style consumers expect); lines are 1-based
-everywhere and ends exclusive.
+keeps one convention, the engine's, for a diagnostic and its fixes' edits alike: ``column`` and
+``end_column`` are 0-based code points (as LSP-style consumers expect; the text output's column
+is ``column + 1``); lines are 1-based everywhere and ends exclusive.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -93,18 +94,16 @@ def render_text(results: Sequence[FileResult], summary: Summary | None = None) -
 
 
 def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
-    """A JSON-ready dict of one diagnostic: engine coordinates (``column``, 0-based) and the
-    text output's 1-based ``col``/``end_col``."""
+    """A JSON-ready dict of one diagnostic, in the engine's coordinates (``column``: 0-based
+    code points), as its fixes' edits are."""
     return {
         "path": path,
         "code": diagnostic.code,
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "line": diagnostic.line,
-        "col": diagnostic.column + 1,
-        "end_line": diagnostic.end_line,
-        "end_col": diagnostic.end_column + 1,
         "column": diagnostic.column,
+        "end_line": diagnostic.end_line,
         "end_column": diagnostic.end_column,
         "fixes": [
             {
@@ -123,6 +122,50 @@ def render_json(results: Sequence[FileResult]) -> str:
     """A JSON array of diagnostics, each with its path."""
     items = [diagnostic_to_json(r.path, d) for r in results for d in r.diagnostics]
     return json.dumps(items, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _rule_name(code: str) -> str:
+    """A rule's kebab-case name, as ruff names its rules (``UnknownField`` -> ``unknown-field``)."""
+    rule = next((r for r in RULES if r.code == code), None)
+    if rule is None:
+        return code
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", rule.__name__).lower()
+
+
+def render_statistics(
+    results: Sequence[FileResult], output_format: str, summary: Summary | None = None
+) -> str:
+    """``--statistics``: how many problems each rule found, most first (then by code), as ruff
+    prints them (``count<TAB>code<TAB>[*] name``, ``[*]`` where a safe fix exists); JSON: a
+    list of ``{code, name, count, fixable}``. Other formats print the text form."""
+    counts: dict[str, int] = {}
+    fixable: set[str] = set()
+    for result in results:
+        for diagnostic in result.diagnostics:
+            counts[diagnostic.code] = counts.get(diagnostic.code, 0) + 1
+            if any(fix.applicability == "safe" for fix in diagnostic.fixes):
+                fixable.add(diagnostic.code)
+    order = sorted(counts, key=lambda code: (-counts[code], code))
+    if output_format == "json":
+        items = [
+            {"code": c, "name": _rule_name(c), "count": counts[c], "fixable": c in fixable}
+            for c in order
+        ]
+        return json.dumps(items, indent=2) + "\n"
+    width = max((len(str(count)) for count in counts.values()), default=1)
+    marks = bool(fixable)
+    lines = [
+        f"{counts[c]:>{width}}\t{c}\t{('[*] ' if c in fixable else '[ ] ') if marks else ''}"
+        f"{_rule_name(c)}"
+        for c in order
+    ]
+    text = "".join(line + "\n" for line in lines)
+    summary_line = render_text(results, summary).splitlines()[-1:] if summary is not None else []
+    if summary_line and counts:
+        text += summary_line[0] + "\n"
+    elif summary_line:
+        text = summary_line[0] + "\n"
+    return text
 
 
 def _escape_github(value: str, *, property_value: bool = False) -> str:

@@ -6,7 +6,9 @@ document in sync with the rules.
 
 from __future__ import annotations
 
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 from rewardkit.checks.rules import RULES, Rule
@@ -89,31 +91,65 @@ def render_rule_reference() -> str:
     return "\n".join(table) + "\n\n" + "\n\n".join(sections) + "\n"
 
 
-def explain(code: str) -> str | None:
-    """``rewardkit check --explain CODE``: one rule's section as plain text (what it finds, why,
-    its examples), or ``None`` for an unknown code. Installed users have no docs/checks.md."""
-    rule = next((r for r in RULES if r.code == code.strip().upper()), None)
+_CODE_SPAN = re.compile(r"`[^`]*`")
+PLAIN_WIDTH = 88
+"""Where ``--explain`` wraps its paragraphs when its output is not a terminal."""
+
+
+def _rule(code: str) -> type[Rule] | None:
+    return next((r for r in RULES if r.code == code.strip().upper()), None)
+
+
+def explain_markdown(code: str) -> str | None:
+    """One rule's section as Markdown (``None`` for an unknown code), without its HTML anchor."""
+    rule = _rule(code)
     if rule is None:
+        return None
+    return "\n".join(render_rule(rule).splitlines()[2:]) + "\n"
+
+
+def explain(code: str) -> str | None:
+    """``rewardkit check --explain CODE`` when piped: one rule's section as plain text (what it
+    finds, why, its examples; paragraphs wrapped, code indented, no Markdown markup), or
+    ``None`` for an unknown code. Installed users have no docs/checks.md."""
+    markdown = explain_markdown(code)
+    if markdown is None:
         return None
     shown: list[str] = []
     in_code = False
-    for line in render_rule(rule).splitlines()[2:]:  # without the HTML anchor
+    for line in markdown.splitlines():
         if line.startswith("```"):
             in_code = not in_code
         elif in_code:
             shown.append("    " + line if line else "")
+        elif not line:
+            shown.append("")
         else:
-            shown.append(line.removeprefix("### ").replace("``", "`"))
+            plain = line.removeprefix("### ").replace("**", "").replace("``", "`")
+            # never break inside `code`: its spaces are held together while wrapping
+            held = _CODE_SPAN.sub(lambda span: span[0].replace(" ", "\0"), plain)
+            wrapped = textwrap.wrap(held, PLAIN_WIDTH, break_on_hyphens=False) or [""]
+            shown.extend(part.replace("\0", " ") for part in wrapped)
     return "\n".join(shown) + "\n"
 
 
 def explain_command(code: str) -> int:
-    """Print :func:`explain` of ``code`` (exit 0), or the known codes on stderr (exit 2)."""
+    """Print one rule's reference (exit 0): rendered Markdown (rich) on a terminal, plain text
+    (:func:`explain`) when piped; or the known codes on stderr (exit 2)."""
     text = explain(code)
     if text is None:
         codes = ", ".join(rule.code for rule in RULES)
-        print(f"rewardkit check: error: --explain: unknown code {code!r} (codes: {codes})", file=sys.stderr)
+        print(
+            f"rewardkit check: error: --explain: unknown code {code!r} (codes: {codes})",
+            file=sys.stderr,
+        )
         return 2
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(explain_markdown(code) or "", code_theme="ansi_dark"))
+        return 0
     sys.stdout.write(text)
     return 0
 

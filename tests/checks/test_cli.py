@@ -62,11 +62,12 @@ def test_json_output(project: Path) -> None:
         ("rewards/bad.py", "RK101", 4, 22),
         ("rewards/bad.py", "RK201", 5, 4),
     ]
-    # `col` is the text output's 1-based column (`rewards/bad.py:4:8:`), `column` the engine's
-    # 0-based one (LSP-style consumers)
+    # one convention (issue 37.10): `column` is the engine's 0-based one, as the fixes' edits;
+    # the text output shows `column + 1` (`rewards/bad.py:4:8:`)
     text_columns = [line.split(":")[2] for line in run_check(cwd=project).stdout.splitlines()[:3]]
-    assert [str(i["col"]) for i in items] == text_columns == ["8", "23", "5"]
-    assert all(i["end_col"] == i["end_column"] + 1 for i in items)
+    assert [str(i["column"] + 1) for i in items] == text_columns == ["8", "23", "5"]
+    assert all("col" not in i and "end_col" not in i for i in items)
+    assert items[0]["fixes"][0]["edits"][0]["column"] == items[0]["column"]
     rename = items[0]["fixes"][0]
     assert rename["title"] == "Rename `final_respone` to `final_response`"
     assert items[1]["data"] == {"reward": "qa", "parameter": "answr", "suggestion": "answer"}
