@@ -64,15 +64,32 @@ MINIMAL_SERVER = textwrap.dedent(
     '''
 )
 
-NULL_REWARD = textwrap.dedent(
+UNGUARDED_SERVER = textwrap.dedent(
     '''
+    """rewardkit serve's app on uvicorn's own HTTP protocol: no header deadline, no connection cap."""
+    import sys
+
+    import uvicorn
+
+    from rewardkit.serve import RewardSpec, ServeConfig, create_app
+
+    app = create_app(ServeConfig(rewards=(RewardSpec.parse("math_reward"),)))
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    '''
+)
+
+TOKEN = "benchmark-token-0123456789"
+"""The bearer token of the "token" server (sent by every client of that server)."""
+
+NULL_REWARD = textwrap.dedent(
+    """
     from rewardkit import reward
 
 
     @reward(name="null_reward")
     def null_reward(final_response: str, answer: str) -> float:
         return 0.0
-    '''
+    """
 )
 
 
@@ -83,16 +100,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(command: list[str], port: int, workdir: Path):
-    """A server subprocess, ready (``/docs`` answers) when the block starts, stopped after it."""
-    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def server(command: list[str], port: int, workdir: Path, env: dict[str, str] | None = None):
+    """A server subprocess, ready (``/health`` answers) when the block starts, stopped after it."""
+    process = subprocess.Popen(
+        command,
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:
         if process.poll() is not None:
             raise RuntimeError(f"{command} exited: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
         try:
-            if httpx.get(url + "/docs", timeout=5).status_code == 200:
+            if (
+                httpx.get(url + ("/docs" if env is None else "/health"), timeout=5).status_code
+                == 200
+            ):
                 break
         except httpx.HTTPError:
             pass
@@ -115,11 +141,19 @@ def payloads(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     result = []
     for row in rows:
         prompt = PROMPT.format(question=row["question"])
-        result.append({"query": [prompt + row["response"] + "<|im_end|>"], "prompts": [prompt], "labels": [row["gold"]]})
+        result.append(
+            {
+                "query": [prompt + row["response"] + "<|im_end|>"],
+                "prompts": [prompt],
+                "labels": [row["gold"]],
+            }
+        )
     return result
 
 
-async def run_clients(url: str, requests: list[dict[str, Any]], clients: int) -> dict[str, float]:
+async def run_clients(
+    url: str, requests: list[dict[str, Any]], clients: int, headers: dict[str, str] | None = None
+) -> dict[str, float]:
     """``clients`` clients share ``requests``, each sending its next one when the last is answered."""
     queue = iter(requests)
     latencies: list[float] = []
@@ -135,7 +169,7 @@ async def run_clients(url: str, requests: list[dict[str, Any]], clients: int) ->
             response.raise_for_status()
             rewards += sum(response.json()["rewards"])
 
-    async with httpx.AsyncClient(timeout=300, limits=limits) as session:
+    async with httpx.AsyncClient(timeout=300, limits=limits, headers=headers) as session:
         started = time.perf_counter()
         await asyncio.gather(*(client(session) for _ in range(clients)))
         elapsed = time.perf_counter() - started
@@ -158,7 +192,9 @@ def in_process_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
 
     def grade_all() -> None:
         for row in rows:
-            with contextlib.suppress(Exception):  # a bad gold raises MathHarnessError, as in the servers
+            with contextlib.suppress(
+                Exception
+            ):  # a bad gold raises MathHarnessError, as in the servers
                 math_reward(final_response=row["response"], answer=row["gold"])
 
     grade_all()  # warm the grader's caches, as the servers are
@@ -174,27 +210,61 @@ def in_process_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 def server_commands(workdir: Path) -> dict[str, tuple[list[str], int]]:
     (workdir / "minimal_server.py").write_text(MINIMAL_SERVER)
+    (workdir / "unguarded_server.py").write_text(UNGUARDED_SERVER)
     (workdir / "null_rewards.py").write_text(NULL_REWARD)
     commands = {}
     for name, args in {
         "minimal FastAPI": [sys.executable, "minimal_server.py"],
-        "rewardkit serve": [sys.executable, "-m", "rewardkit", "serve", "math_reward", "--log-level", "warning"],
+        "rewardkit serve": [
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "serve",
+            "math_reward",
+            "--log-level",
+            "warning",
+        ],
+        "rewardkit serve, token": [
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "serve",
+            "math_reward",
+            "--log-level",
+            "warning",
+        ],
+        "rewardkit app, uvicorn protocol": [sys.executable, "unguarded_server.py"],
         "rewardkit serve --workers 2": [
-            sys.executable, "-m", "rewardkit", "serve", "math_reward", "--workers", "2", "--log-level", "warning"
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "serve",
+            "math_reward",
+            "--workers",
+            "2",
+            "--log-level",
+            "warning",
         ],
         "rewardkit serve, null reward": [
-            sys.executable, "-m", "rewardkit", "serve", "null_rewards:null_reward", "--log-level", "warning"
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "serve",
+            "null_rewards:null_reward",
+            "--log-level",
+            "warning",
         ],
     }.items():
         port = free_port()
-        commands[name] = ([*args, str(port)] if name == "minimal FastAPI" else [*args, "--port", str(port)], port)
+        by_argv = name in ("minimal FastAPI", "rewardkit app, uvicorn protocol")
+        commands[name] = ([*args, str(port)] if by_argv else [*args, "--port", str(port)], port)
     return commands
 
 
-def server_side_seconds(url: str) -> float | None:
+def server_side_seconds(url: str, headers: dict[str, str] | None = None) -> float | None:
     """The mean time the server itself spent per sample (its sample-duration histogram)."""
     try:
-        text = httpx.get(url + "/metrics", timeout=10).text
+        text = httpx.get(url + "/metrics", timeout=10, headers=headers).text
     except httpx.HTTPError:
         return None
     total = count = 0.0
@@ -208,29 +278,56 @@ def server_side_seconds(url: str) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    default_data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "math-cot-responses.jsonl"
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("REWARDKIT_SERVE_DATA", default_data)))
+    default_data = (
+        Path(__file__).resolve().parents[1].parent / "shared" / "data" / "math-cot-responses.jsonl"
+    )
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("REWARDKIT_SERVE_DATA", default_data))
+    )
     parser.add_argument("--levels", type=int, nargs="+", default=list(LEVELS))
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="only these servers (and the minimal one), by the names the table shows",
+    )
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     requests = payloads(rows)
-    print(f"{len(rows)} responses from {args.data}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"{len(rows)} responses from {args.data}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     costs = in_process_costs(rows)
-    print(f"in this process, warm: math_reward {costs['reward_us']:.0f} us/sample, "
-          f"through to_openrlhf {costs['to_openrlhf_us']:.0f} us/sample")
+    print(
+        f"in this process, warm: math_reward {costs['reward_us']:.0f} us/sample, "
+        f"through to_openrlhf {costs['to_openrlhf_us']:.0f} us/sample"
+    )
     results: dict[str, dict[int, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="rk-serve-bench-") as directory:
         workdir = Path(directory)
         for name, (command, port) in server_commands(workdir).items():
-            with server(command, port, workdir) as url:
-                warm = asyncio.run(run_clients(url, requests, 16))
+            if args.servers and name != "minimal FastAPI" and name not in args.servers:
+                continue
+            token = name.endswith(", token")
+            env = {"REWARDKIT_SERVE_TOKEN": TOKEN} if token else None
+            headers = {"authorization": f"Bearer {TOKEN}"} if token else None
+            with server(command, port, workdir, env) as url:
+                warm = asyncio.run(run_clients(url, requests, 16, headers))
                 print(f"{name}: warm-up pass {warm['samples_per_s']:.0f} samples/s", flush=True)
-                results[name] = {level: asyncio.run(run_clients(url, requests, level)) for level in args.levels}
-                seconds = server_side_seconds(url)
+                results[name] = {
+                    level: asyncio.run(run_clients(url, requests, level, headers))
+                    for level in args.levels
+                }
+                seconds = server_side_seconds(url, headers)
                 if seconds is not None:
-                    print(f"{name}: the server's own time per sample (reward + adapter): {1e6 * seconds:.0f} us")
+                    print(
+                        f"{name}: the server's own time per sample (reward + adapter): {1e6 * seconds:.0f} us"
+                    )
     print()
-    print(f"{'server':<30} {'clients':>7} {'samples/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'vs minimal':>10}")
+    print(
+        f"{'server':<30} {'clients':>7} {'samples/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'vs minimal':>10}"
+    )
     for name, by_level in results.items():
         for level, figures in by_level.items():
             ratio = figures["samples_per_s"] / results["minimal FastAPI"][level]["samples_per_s"]
@@ -238,7 +335,11 @@ def main() -> None:
                 f"{name:<30} {level:>7} {figures['samples_per_s']:>10.0f} {figures['p50_ms']:>8.1f} "
                 f"{figures['p99_ms']:>8.1f} {ratio:>9.2f}x"
             )
-    sums = {name: by_level[args.levels[0]]["reward_sum"] for name, by_level in results.items() if "null" not in name}
+    sums = {
+        name: by_level[args.levels[0]]["reward_sum"]
+        for name, by_level in results.items()
+        if "null" not in name
+    }
     print(f"\nreward sums (must agree): {sums}")
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
 
