@@ -41,10 +41,15 @@ def render(markdown: str, markup: str) -> str:
 
 
 def reward_label(reward: RewardDefinition) -> str:
-    """How hover names a reward: its registered name and where it is defined."""
+    """How hover names a reward: its registered name, and where it is defined only when that
+    says more (``reward `qa``` for ``def qa``, never ``reward `qa` (qa)``)."""
     owner = f"{reward.class_name}.call" if reward.kind == "class" else reward.function_name
-    name = f"`{reward.name}`" if reward.name else "(name computed at run time)"
-    return f"{'async ' if reward.is_async else ''}reward {name} ({owner})"
+    prefix = f"{'async ' if reward.is_async else ''}reward"
+    if not reward.name:
+        return f"{prefix} `{owner}` (its name is computed at run time)"
+    if reward.name == owner:
+        return f"{prefix} `{reward.name}`"
+    return f"{prefix} `{reward.name}` (`{owner}`)"
 
 
 def _what_fills(reward: RewardDefinition, parameter: RewardParameter, config: CheckConfig) -> str:

@@ -375,6 +375,45 @@ async def test_hover_on_a_misspelled_parameter_gives_the_diagnostics_did_you_mea
         assert diagnostics[code].data["suggestion"] == suggestion
 
 
+NAMED = """from rewardkit import BaseReward, reward
+
+
+@reward
+def qa(final_response: str) -> float:
+    return 1.0
+
+
+@reward(name="exact_match")
+async def em(response_text: str) -> float:
+    return 1.0
+
+
+class Gsm8k(BaseReward):
+    name = "gsm8k"
+
+    def call(self, trajectory_text: str) -> float:
+        return 1.0
+"""
+
+
+async def test_hover_names_the_reward_once(client: LanguageClient, project: Path):
+    """The header says the reward's name once, and where it is defined only when that differs
+    (issue 37.10: it was "reward `qa` (qa)")."""
+    await initialize(client, project)
+    uri = open_document(client, project / "named.py", NAMED)
+    await wait_for_version(client, uri, 1)
+    headers = {}
+    for word in ("final_response", "response_text", "trajectory_text"):
+        hover = await _hover_on(client, uri, NAMED, word)
+        assert isinstance(hover.contents, types.MarkupContent)
+        headers[word] = hover.contents.value.split("\n\n", 1)[0]
+    assert headers == {
+        "final_response": "**`final_response`**: parameter of reward `qa`",
+        "response_text": "**`response_text`**: parameter of async reward `exact_match` (`em`)",
+        "trajectory_text": "**`trajectory_text`**: parameter of reward `gsm8k` (`Gsm8k.call`)",
+    }
+
+
 async def test_a_plaintext_only_client_gets_plain_text(client: LanguageClient, project: Path):
     capabilities = push_capabilities(hover_formats=["plaintext"])
     assert capabilities.text_document is not None
