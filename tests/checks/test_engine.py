@@ -252,7 +252,7 @@ def test_add_reward_key_on_multiline_dict_and_dict_call() -> None:
     )
     [diagnostic] = check_source(source)
     fixed = apply_fix(source, diagnostic.fixes[0])
-    assert "        'reward': 0.5,\n        'accuracy': 0.5," in fixed
+    assert "        'accuracy': 0.5,\n        'reward': 0.5," in fixed  # after the entry it copies
     assert check_source(fixed) == []
     call = "from rewardkit import reward\n\n@reward\ndef qa(final_response):\n    return dict(label='x')\n"
     [diagnostic] = check_source(call)
