@@ -208,6 +208,56 @@ def in_process_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {"reward_us": 1e6 * direct, "to_openrlhf_us": 1e6 * adapted}
 
 
+def guard_costs(rounds: int = 20_000) -> dict[str, float]:
+    """Microseconds per request of what the token and the deadlines add, in this process: the
+    bearer check, the body read under its deadline (against the bare read), and the connection
+    bookkeeping of one keep-alive request. Timed directly: a throughput difference of a few
+    percent is below the noise of servers measured one after another on a shared machine."""
+    from rewardkit.serve.app import Gatekeeper, within
+    from rewardkit.serve.auth import BearerCheck
+    from rewardkit.serve.connections import ConnectionGuard
+
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"content-length", b"400"),
+    ]
+    scope = {
+        "path": "/get_reward",
+        "headers": [*headers, (b"authorization", f"Bearer {TOKEN}".encode())],
+    }
+    check = BearerCheck(TOKEN)
+    started = time.perf_counter()
+    for _ in range(rounds):
+        check.problem(scope)
+    token_us = 1e6 * (time.perf_counter() - started) / rounds
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"x" * 400, "more_body": False}
+
+    async def reads(deadline: bool) -> float:
+        started = time.perf_counter()
+        for _ in range(rounds):
+            if deadline:
+                await within(30.0, Gatekeeper._body(receive, 1 << 25))
+            else:
+                await Gatekeeper._body(receive, 1 << 25)
+        return 1e6 * (time.perf_counter() - started) / rounds
+
+    bare = asyncio.run(reads(False))
+    timed = asyncio.run(reads(True))
+    guard = ConnectionGuard(2048, 30.0)
+    connection = object()
+    guard.opened(connection)
+    started = time.perf_counter()
+    for _ in range(rounds):
+        guard.busy(connection)
+        guard.admit()
+        guard.idle_again(connection)
+    bookkeeping = 1e6 * (time.perf_counter() - started) / rounds
+    return {"token_us": token_us, "body_deadline_us": timed - bare, "connection_us": bookkeeping}
+
+
 def server_commands(workdir: Path) -> dict[str, tuple[list[str], int]]:
     (workdir / "minimal_server.py").write_text(MINIMAL_SERVER)
     (workdir / "unguarded_server.py").write_text(UNGUARDED_SERVER)
@@ -298,6 +348,12 @@ def main() -> None:
     print(
         f"{len(rows)} responses from {args.data}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
+    guards = guard_costs()
+    print(
+        f"in this process, per request: token check {guards['token_us']:.2f} us, body deadline "
+        f"{guards['body_deadline_us']:.2f} us, connection bookkeeping {guards['connection_us']:.2f} us",
+        flush=True,
+    )
     costs = in_process_costs(rows)
     print(
         f"in this process, warm: math_reward {costs['reward_us']:.0f} us/sample, "
@@ -341,6 +397,16 @@ def main() -> None:
         if "null" not in name
     }
     print(f"\nreward sums (must agree): {sums}")
+    added = guards["token_us"] + guards["body_deadline_us"] + guards["connection_us"]
+    for level in args.levels:
+        if "rewardkit serve" in results:
+            per_request_us = (
+                1e6 / results["rewardkit serve"][level]["samples_per_s"]
+            )  # server time per request
+            print(
+                f"token check + deadlines at {level} client(s): {added:.1f} us of {per_request_us:.0f} us a request "
+                f"({100 * added / per_request_us:.2f}%)"
+            )
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
 
 
