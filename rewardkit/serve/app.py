@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 from rewardkit._version import __version__
 from rewardkit.errors import FieldCollisionError
 from rewardkit.serve.auth import BearerCheck
-from rewardkit.serve.config import ServeConfig
+from rewardkit.serve.config import ServeConfig, with_token
 from rewardkit.serve.connections import ConnectionGuard, connection_guard
 from rewardkit.serve.metrics import ServeMetrics
 from rewardkit.serve.service import (
@@ -557,5 +557,6 @@ def _unparsable(cause: BaseException | None) -> str:
 
 
 def create_app(config: ServeConfig, *, worker_id: str | None = None) -> ASGIApp:
-    """The ASGI app serving ``config``'s rewards (imported and checked now)."""
-    return ServeApp(config.check(), worker_id=worker_id).build()
+    """The ASGI app serving ``config``'s rewards (imported and checked now), behind its token
+    (``config.token``, else read from ``token_file`` or ``$REWARDKIT_SERVE_TOKEN``)."""
+    return ServeApp(with_token(config.check()), worker_id=worker_id).build()
