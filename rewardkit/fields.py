@@ -44,7 +44,7 @@ AGENTFLY_INJECTED_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
 FRAMEWORK_CALL_FIELDS: Final[Mapping[str, tuple[str, frozenset[str]]]] = MappingProxyType(
     {
         "to_verl": ("verl's compute_score", frozenset({"solution_str", "solution_strs"})),
-        "to_trl": ("TRL's reward function", frozenset({"completions", "completion_ids"})),
+        "to_trl": ("TRL's reward function", frozenset({"completions"})),
         "to_openrlhf": ("OpenRLHF's reward_func", frozenset({"queries", "query"})),
     }
 )
@@ -52,10 +52,16 @@ FRAMEWORK_CALL_FIELDS: Final[Mapping[str, tuple[str, frozenset[str]]]] = Mapping
 called with these fields was handed to the framework bare, without its adapter."""
 
 
+ADAPTER_FIELDS: Final[frozenset[str]] = frozenset({"final_response", "trajectory"})
+"""Fields every adapter passes and no framework's own call does."""
+
+
 def framework_hint(names: Iterable[str]) -> str:
     """The advice for a reward called the way a framework calls its reward function: which
     ``rewardkit.adapters`` wrapper to use (``""`` when ``names`` match no framework's call)."""
     given = set(names)
+    if given & ADAPTER_FIELDS:  # the call came through an adapter: its own hint applies
+        return ""
     for adapter, (call, markers) in FRAMEWORK_CALL_FIELDS.items():
         if given & markers:
             return (

@@ -42,12 +42,13 @@ import inspect
 import linecache
 import logging
 import types
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rewardkit.errors import RewardShapeError
-from rewardkit.return_keys import Kind, Shape, Unknown, returned_shape
+from rewardkit.return_keys import Kind, Shape, Unknown, is_number_annotation, returned_shape
 from rewardkit.rewards import BaseReward, Reward, as_reward
 
 logger = logging.getLogger("rewardkit.schema")
@@ -227,7 +228,12 @@ def _read_returns(target: Reward | BaseReward, name: str, location: str) -> Shap
 
 def _shape_of(function: Any, *, depth: int) -> Shape:
     """The shape ``function``'s returns give, following calls of plain module-level functions."""
-    node = _definition_node(function)
+    try:
+        node = _definition_node(function)
+    except Unknown:
+        if _returns_a_number(function):  # `-> float` on a function whose source is not available
+            return Shape()
+        raise
     scope = getattr(function, "__globals__", {})
 
     def follow(called: str, remaining: int) -> Shape | None:
@@ -244,6 +250,21 @@ def _shape_of(function: Any, *, depth: int) -> Shape:
         return _shape_of(helper, depth=remaining)
 
     return returned_shape(node, follow, depth=depth)
+
+
+def _returns_a_number(function: Any) -> bool:
+    """Whether ``function``'s return annotation, as Python evaluated it, says "a number"."""
+    annotation = getattr(function, "__annotations__", {}).get("return")
+    if isinstance(annotation, str):
+        return (
+            is_number_annotation(ast.parse(annotation, mode="eval").body)
+            if annotation.isidentifier()
+            else False
+        )
+    arguments = [part for part in typing.get_args(annotation) if part is not type(None)]
+    if arguments and typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return all(isinstance(part, type) and issubclass(part, _NUMBER_TYPES) for part in arguments)
+    return isinstance(annotation, type) and issubclass(annotation, _NUMBER_TYPES)
 
 
 def _definition_node(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda:

@@ -52,6 +52,8 @@ class AgentFlyReward(RewardAdapter):
     """AgentFly reward (``async def``): ``await adapter(**fields)`` -> ``{"reward": ..., **extras}``."""
 
     framework: ClassVar[str] = "AgentFly"
+    factory: ClassVar[str] = "to_agentfly"
+    takes_field_map: ClassVar[bool] = False
     reserved_extras: ClassVar[Mapping[str, str]] = AGENTFLY_RESERVED_EXTRAS
 
     def __init__(self, reward: Any, **options: Any) -> None:

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.adapters.extras import adapter_schema
 from rewardkit.adapters.grouping import GroupScoring
+from rewardkit.adapters.hints import field_map_for, with_field_map_hint
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
 from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
@@ -44,7 +45,10 @@ logger = logging.getLogger("rewardkit.adapters")
 
 OnError = Literal["fallback", "raise"]
 
-CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (MissingFieldError, *RUNTIME_CONFIGURATION_ERRORS)
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
+    MissingFieldError,
+    *RUNTIME_CONFIGURATION_ERRORS,
+)
 """Errors that mean the adapter or the data mapping is wrong, not one sample: never a fallback.
 Unlike ``calculate_rewards``, an adapter sees one framework batch at a time (often one sample),
 so any missing field counts: the mapping, not the sample, is what lacks it."""
@@ -115,6 +119,14 @@ class RewardAdapter(GroupScoring):
     not_applicable: ClassVar[float | None] = 0.0
     """The reward a ``NOT_APPLICABLE`` sample gets: ``None`` where the framework has the notion
     (TRL leaves it out of its weighted sum), else a number (see docs/adapters.md)."""
+    factory: ClassVar[str] = "the adapter"
+    """The ``to_*`` function that builds this adapter, as error messages spell it."""
+    renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType({})
+    """Framework inputs fed to another field by default (verl's ``ground_truth`` -> ``answer``)."""
+    context_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields the framework passes that are no task input (TRL's ``trainer_state``)."""
+    takes_field_map: ClassVar[bool] = True
+    """Whether the ``to_*`` function offers ``field_map`` (AgentFly passes fields by name)."""
 
     def __init__(
         self,
@@ -178,7 +190,11 @@ class RewardAdapter(GroupScoring):
         self.on_error: OnError = on_error
         self.fallback = fallback
         self.extra_keys: tuple[str, ...] | dict[str, Any] | None = (
-            None if extra_keys is None else dict(extra_keys) if isinstance(extra_keys, Mapping) else tuple(extra_keys)
+            None
+            if extra_keys is None
+            else dict(extra_keys)
+            if isinstance(extra_keys, Mapping)
+            else tuple(extra_keys)
         )
         self.missing_extra = missing_extra
         self.concurrency = concurrency
@@ -253,6 +269,25 @@ class RewardAdapter(GroupScoring):
             return Scored(result.reward, result.extras)
         return Scored(self.not_applicable, result.extras or None, applicable=False)
 
+    def explain_missing(self, error: MissingFieldError) -> MissingFieldError:
+        """``error`` with the ``field_map`` that would supply the missing fields from this
+        framework's inputs, when one clearly does (``rewardkit.adapters.hints``)."""
+        if not self.takes_field_map:
+            return error
+        binding = getattr(self.reward, "binding", None)
+        required = getattr(binding, "required", (error.parameter,))
+        mapping = field_map_for(
+            [name for name in required if name not in error.available] or [error.parameter],
+            error.available,
+            renamed=self.renamed_inputs,
+            field_map={key: value for key, value in self.field_map.items() if value is not None},
+            taken=getattr(binding, "parameters", ()),
+            context=self.context_fields,
+        )
+        return with_field_map_hint(
+            error, factory=self.factory, framework=self.framework, mapping=mapping
+        )
+
     def _refuse_group(self) -> None:
         if self.is_group:
             raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
@@ -271,11 +306,15 @@ class RewardAdapter(GroupScoring):
             result = self.runner.call(fields, index)
         except SampleFailure as failure:
             failed = failure
+        except MissingFieldError as error:
+            raise self.explain_missing(error) from None
         else:
             return self.scored(result)
         return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
-    async def score_one_async(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
+    async def score_one_async(
+        self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0
+    ) -> Scored:
         """Score one sample on the caller's event loop, under the timeout and the error policy."""
         self._refuse_group()
         self.stats.count(calls=1)
@@ -285,11 +324,15 @@ class RewardAdapter(GroupScoring):
             result = await self.runner.run(fields, index)
         except SampleFailure as failure:
             failed = failure
+        except MissingFieldError as error:
+            raise self.explain_missing(error) from None
         else:
             return self.scored(result)
         return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
 
-    async def score_batch_async(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
+    async def score_batch_async(
+        self, samples: Sequence[Mapping[str, Any] | AdapterInputError]
+    ) -> list[Scored]:
         """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
         semaphore = asyncio.Semaphore(self.concurrency)
 
@@ -311,7 +354,9 @@ class RewardAdapter(GroupScoring):
         return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
 
 
-def _rebuild(cls: type[RewardAdapter], reference: RewardReference, options: dict[str, Any]) -> RewardAdapter:
+def _rebuild(
+    cls: type[RewardAdapter], reference: RewardReference, options: dict[str, Any]
+) -> RewardAdapter:
     """Unpickle an adapter: resolve its reward in this process and apply the same options."""
     return cls(reference, **options)
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardkit.adapters.messages import AdapterInputError
+from rewardkit.errors import MissingFieldError
 from rewardkit.execution import SampleFailure, SampleRunner
 from rewardkit.groups import describe_group
 from rewardkit.results import RewardResult
@@ -59,11 +60,15 @@ class GroupScoring:
             results = await self.runner.run(group, describe_group(valid))  # type: ignore[arg-type]
         except SampleFailure as failure:  # (configuration errors propagate as themselves)
             outcomes.update({index: failure for index in valid})
+        except MissingFieldError as error:
+            raise self.explain_missing(error) from None  # type: ignore[attr-defined]
         else:
             outcomes.update(zip(valid, results))
         return outcomes
 
-    async def score_groups_async(self, samples: Sequence[Any], groups: Sequence[list[int]]) -> list[Any]:
+    async def score_groups_async(
+        self, samples: Sequence[Any], groups: Sequence[list[int]]
+    ) -> list[Any]:
         """Score each group (lists of indices into ``samples``) at most ``concurrency`` at once;
         one ``Scored`` per sample, in the samples' order."""
         semaphore = asyncio.Semaphore(self.concurrency)
@@ -88,5 +93,7 @@ class GroupScoring:
         if isinstance(outcome, RewardResult):
             return self.scored(outcome)  # type: ignore[attr-defined]
         if isinstance(outcome, SampleFailure):  # the group's call failed or timed out
-            return self._failed(index, outcome.error, timed_out=outcome.timed_out, text=outcome.text)  # type: ignore[attr-defined]
+            return self._failed(
+                index, outcome.error, timed_out=outcome.timed_out, text=outcome.text
+            )  # type: ignore[attr-defined]
         return self._failed(index, outcome)  # type: ignore[attr-defined]  # its input could not be mapped

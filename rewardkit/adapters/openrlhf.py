@@ -15,7 +15,9 @@ markers: ``completion`` is then those turns as messages, else the response as on
 message); ``trajectory`` is the prompt as a user message followed by ``completion``; ``prompt``
 is the prompt's text; a label holding several fields
 (a dict, or a JSON object in a string) gives one task field per key, any other label becomes
-``answer`` (``field_map={"label": ...}`` renames it).
+``answer`` (``field_map={"label": ...}`` renames it); a ``None`` label (no ``--data.label_key``)
+supplies no field, so a reward that requires it raises ``MissingFieldError`` instead of scoring
+``None`` as a wrong answer.
 
 Results: ``rewards`` and ``scores`` (the same values), ``extra_logs`` and ``error`` (1.0 for a
 failed sample); ``torch`` tensors when torch is importable (``return_tensors=None``), lists
@@ -53,6 +55,7 @@ from rewardkit.adapters.messages import (
     response_from_query,
     strip_stop_strings,
 )
+from rewardkit.errors import MissingFieldError
 from rewardkit.metrics import as_number
 
 logger = logging.getLogger("rewardkit.adapters")
@@ -84,6 +87,8 @@ class OpenRLHFReward(RewardAdapter):
     """OpenRLHF ``reward_func`` (sync): see the module docstring for the call and the mapping."""
 
     framework: ClassVar[str] = "OpenRLHF"
+    factory: ClassVar[str] = "to_openrlhf"
+    renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType({"label": "answer"})
     reserved_extras: ClassVar[Mapping[str, str]] = OPENRLHF_RESERVED_EXTRAS
 
     def __init__(
@@ -110,24 +115,34 @@ class OpenRLHFReward(RewardAdapter):
             )
         self.stop_strings = tuple(stop_strings)
         self.return_tensors = return_tensors
-        self.logged_keys = tuple(key for key in self.schema.keys if self.schema.kinds[key] in ("number", "any"))
+        self.logged_keys = tuple(
+            key for key in self.schema.keys if self.schema.kinds[key] in ("number", "any")
+        )
         """The extras in ``extra_logs``: the schema's, less those known not to be numbers."""
         self._warned: set[str] = set()
 
     def options(self) -> dict[str, Any]:
-        return {**super().options(), "stop_strings": self.stop_strings, "return_tensors": self.return_tensors}
+        return {
+            **super().options(),
+            "stop_strings": self.stop_strings,
+            "return_tensors": self.return_tensors,
+        }
 
-    def sample(self, query: Any, prompt: Any, label: Any, *, where: str) -> dict[str, Any] | AdapterInputError:
+    def sample(
+        self, query: Any, prompt: Any, label: Any, *, where: str
+    ) -> dict[str, Any] | AdapterInputError:
         """The reward fields of one OpenRLHF sample (an ``AdapterInputError`` if it cannot be mapped)."""
         try:
-            response = strip_stop_strings(response_from_query(query, prompt, where=where), self.stop_strings)
+            response = strip_stop_strings(
+                response_from_query(query, prompt, where=where), self.stop_strings
+            )
         except AdapterInputError as exc:
             return exc
         task: dict[str, Any] = {}
         label_fields = decode_label(label)
         if label_fields is None:
             target = self.mapped("label", "answer")
-            if target is not None:
+            if target is not None and label is not None:  # None: no label, a missing field
                 task[target] = label
         else:
             for source, value in label_fields.items():
@@ -145,6 +160,22 @@ class OpenRLHFReward(RewardAdapter):
 
     def group_hint(self) -> str:
         return "OpenRLHF 0.11 calls reward_func with one sample per call"
+
+    def explain_missing(self, error: MissingFieldError) -> MissingFieldError:
+        """Also say where OpenRLHF's labels come from when the label's field is the one missing."""
+        explained = super().explain_missing(error)
+        target = self.mapped("label", "answer")
+        if error.parameter != target:
+            return explained
+        return MissingFieldError(
+            f"{explained}. OpenRLHF sends the dataset column named by --data.label_key as labels "
+            f"(over HTTP, the request's \"labels\"); this sample's label is missing or null, so {target!r} "
+            "has no value: set --data.label_key <column> (a missing label is never scored as a wrong answer)",
+            reward_name=error.reward_name,
+            parameter=error.parameter,
+            available=error.available,
+            suggestion=error.suggestion,
+        )
 
     def log_value(self, key: str, value: Any) -> float:
         """``value`` of extra ``key`` as ``extra_logs`` holds it: a finite number, else ``missing_extra``."""
@@ -168,20 +199,28 @@ class OpenRLHFReward(RewardAdapter):
         """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs`` (the same keys on every call)."""
         rows = [self.schema.conform(item.extras) for item in scored]
         rewards = [float(item.reward) for item in scored]  # type: ignore[arg-type]
-        extra_logs = {key: [self.log_value(key, row[key]) for row in rows] for key in self.logged_keys}
+        extra_logs = {
+            key: [self.log_value(key, row[key]) for row in rows] for key in self.logged_keys
+        }
         extra_logs["error"] = [0.0 if item.error is None else 1.0 for item in scored]
         torch = None if self.return_tensors is False else _torch()
         if self.return_tensors and torch is None:
-            raise ImportError(f"adapter {self.__name__!r}: return_tensors=True but torch cannot be imported")
+            raise ImportError(
+                f"adapter {self.__name__!r}: return_tensors=True but torch cannot be imported"
+            )
         if torch is None:
             return {"rewards": rewards, "scores": list(rewards), "extra_logs": extra_logs}
         return {
             "rewards": torch.tensor(rewards, dtype=torch.float32),
             "scores": torch.tensor(rewards, dtype=torch.float32),
-            "extra_logs": {key: torch.tensor(values, dtype=torch.float32) for key, values in extra_logs.items()},
+            "extra_logs": {
+                key: torch.tensor(values, dtype=torch.float32) for key, values in extra_logs.items()
+            },
         }
 
-    def __call__(self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]) -> dict[str, Any]:
+    def __call__(
+        self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
+    ) -> dict[str, Any]:
         if not len(queries) == len(prompts) == len(labels):
             raise AdapterInputError(
                 f"OpenRLHF call: {len(queries)} queries, {len(prompts)} prompts and {len(labels)} labels; "

@@ -122,6 +122,11 @@ class TrlReward(RewardAdapter):
     """TRL reward function (sync): see the module docstring for the call and the mapping."""
 
     framework: ClassVar[str] = "TRL"
+    factory: ClassVar[str] = "to_trl"
+    renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType(
+        {"completion": "final_response", **TRL_DEFAULT_FIELD_MAP}
+    )
+    context_fields: ClassVar[frozenset[str]] = frozenset({"trainer_state", "environment"})
     reserved_extras: ClassVar[Mapping[str, str]] = TRL_RESERVED_EXTRAS
     allows_none_fallback: ClassVar[bool] = True
     not_applicable: ClassVar[float | None] = None

@@ -100,6 +100,11 @@ class VerlReward(RewardAdapter):
     """verl ``compute_score`` (sync): per sample or batched, see the module docstring."""
 
     framework: ClassVar[str] = "verl"
+    factory: ClassVar[str] = "to_verl"
+    renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType(
+        {"solution_str": "final_response", "ground_truth": "answer"}
+    )
+    context_fields: ClassVar[frozenset[str]] = frozenset({"data_source", "uid"})
     reserved_extras: ClassVar[Mapping[str, str]] = VERL_RESERVED_EXTRAS
 
     def fields(
@@ -120,9 +125,13 @@ class VerlReward(RewardAdapter):
         ``prompt`` (the decoded prompt), ``prompt_messages`` (``raw_prompt``), ``completion_ids``
         and ``uid`` come from rewardkit's reward managers, which read the whole batch row."""
         if not isinstance(solution_str, str):
-            return AdapterInputError(f"{where}: solution_str must be a string, got {type(solution_str).__name__}")
+            return AdapterInputError(
+                f"{where}: solution_str must be a string, got {type(solution_str).__name__}"
+            )
         if extra_info is not None and not isinstance(extra_info, Mapping):
-            return AdapterInputError(f"{where}: extra_info must be a dict or None, got {type(extra_info).__name__}")
+            return AdapterInputError(
+                f"{where}: extra_info must be a dict or None, got {type(extra_info).__name__}"
+            )
         task: dict[str, Any] = {}
         for source, value in (*reward_kwargs.items(), *(extra_info or {}).items()):
             target = self.mapped(source, source)
@@ -142,10 +151,16 @@ class VerlReward(RewardAdapter):
         predefined: dict[str, Any] = {"trajectory": completion, "completion": completion}
         if prompt_messages is not None or prompt is not None:
             try:
-                predefined["prompt"] = prompt_text(prompt if prompt_messages is None else prompt_messages)
+                predefined["prompt"] = prompt_text(
+                    prompt if prompt_messages is None else prompt_messages
+                )
             except AdapterInputError as exc:
                 return AdapterInputError(f"{where}: raw_prompt: {exc}")
-            head = [{"role": "user", "content": prompt}] if prompt_messages is None else [dict(m) for m in prompt_messages]
+            head = (
+                [{"role": "user", "content": prompt}]
+                if prompt_messages is None
+                else [dict(m) for m in prompt_messages]
+            )
             predefined["trajectory"] = [*head, *completion]
         if completion_ids is not None:
             predefined["completion_ids"] = completion_ids
@@ -165,14 +180,22 @@ class VerlReward(RewardAdapter):
 
     def result(self, scored: Scored) -> VerlScore:
         """verl's dict for one sample: ``score``, the extras (the schema's keys) and ``error``."""
-        return VerlScore({"score": scored.reward, **self.schema.conform(scored.extras), "error": scored.error or ""})
+        return VerlScore(
+            {
+                "score": scored.reward,
+                **self.schema.conform(scored.extras),
+                "error": scored.error or "",
+            }
+        )
 
     def check_plain_call(self) -> None:
         """Raise, for verl's own managers, what only rewardkit's managers can give the reward."""
         needed = self.__dict__.get("_manager_fields")
         if needed is None:  # worked out once: this runs on every call
             binding = getattr(self.reward, "binding", None)
-            needed = self._manager_fields = [name for name in (binding.required if binding else ()) if name in MANAGER_FIELDS]
+            needed = self._manager_fields = [
+                name for name in (binding.required if binding else ()) if name in MANAGER_FIELDS
+            ]
         if needed:
             raise MissingFieldError(
                 f"reward {self.__name__!r} requires {', '.join(map(repr, needed))}, which verl's "
@@ -190,7 +213,9 @@ class VerlReward(RewardAdapter):
         """The batched call (verl's ``batch`` manager) as one group, for a batch reward; a reward
         over each prompt's group needs the ``uid`` that only rewardkit's managers pass."""
         if self.reward.over == "group":
-            raise self.group_error(f"verl's batch manager passes no uid to group by; {MANAGER_HINT}")
+            raise self.group_error(
+                f"verl's batch manager passes no uid to group by; {MANAGER_HINT}"
+            )
         return [list(range(len(samples)))]
 
     def results(self, scored: Sequence[Scored]) -> list[VerlScore]:
@@ -206,7 +231,11 @@ class VerlReward(RewardAdapter):
         reward_kwargs: Mapping[str, Any],
     ) -> list[dict[str, Any] | AdapterInputError]:
         size = len(solution_strs)
-        columns = {"data_sources": data_sources, "ground_truths": ground_truths, "extra_infos": extra_infos}
+        columns = {
+            "data_sources": data_sources,
+            "ground_truths": ground_truths,
+            "extra_infos": extra_infos,
+        }
         for label, column in columns.items():
             if column is not None and len(column) != size:
                 raise AdapterInputError(
@@ -239,11 +268,15 @@ class VerlReward(RewardAdapter):
     ) -> Any:
         self.check_plain_call()
         if solution_strs is not None:
-            samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            samples = self._batch_inputs(
+                data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
+            )
             if self.is_group:
                 return self.results(self.score_groups(samples, self.whole_call_group(samples)))
             return self.results(self.score_batch(samples))
-        sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
+        sample = self.fields(
+            data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample"
+        )
         return self.result(self.score_one(sample))
 
 
@@ -276,11 +309,17 @@ class AsyncVerlReward(VerlReward):
     ) -> Any:
         self.check_plain_call()
         if solution_strs is not None:
-            samples = self._batch_inputs(data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs)
+            samples = self._batch_inputs(
+                data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
+            )
             if self.is_group:
-                return self.results(await self.score_groups_async(samples, self.whole_call_group(samples)))
+                return self.results(
+                    await self.score_groups_async(samples, self.whole_call_group(samples))
+                )
             return self.results(await self.score_batch_async(samples))
-        sample = self.fields(data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample")
+        sample = self.fields(
+            data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample"
+        )
         return self.result(await self.score_one_async(sample))
 
 
@@ -327,4 +366,3 @@ def to_verl(
         missing_extra=missing_extra,
         concurrency=concurrency,
     )
-
