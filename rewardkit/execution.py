@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import pickle
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -34,6 +35,7 @@ from typing import Any, Literal
 from rewardkit.errors import (
     FieldCollisionError,
     RewardAbortedError,
+    RewardExecutionError,
     RewardLoadError,
     SignalInThreadError,
     describe_error,
@@ -82,7 +84,11 @@ def resolve_execution(
     check_execution(execution)
     if timeout is None:
         timeout = getattr(reward, "timeout", None)
-    mode = execution or getattr(reward, "execution", None) or ("thread" if timeout is not None else untimed)
+    mode = (
+        execution
+        or getattr(reward, "execution", None)
+        or ("thread" if timeout is not None else untimed)
+    )
     if mode == "inline" and timeout is not None and not reward.is_async:
         raise ValueError(
             f"reward {reward.name!r}: execution='inline' runs the sync reward on the caller's thread, "
@@ -198,7 +204,9 @@ class Detachable:
             for _ in range(3):
                 try:
                     self.coroutine.close()
-                except RuntimeError:  # "coroutine ignored GeneratorExit": here, or in what it awaited
+                except (
+                    RuntimeError
+                ):  # "coroutine ignored GeneratorExit": here, or in what it awaited
                     ignored = True
                 except BaseException:  # what a finally block raised while closing
                     pass
@@ -382,7 +390,9 @@ class SampleRunner:
         """The ``SampleFailure`` for a call of sample ``index`` that raised ``original``."""
         if self.execution != "process" and _is_signal_in_thread(original):
             where = (
-                "a thread of the reward pool" if self.execution == "thread" else "a thread other than the main one"
+                "a thread of the reward pool"
+                if self.execution == "thread"
+                else "a thread other than the main one"
             )
             error: BaseException = SignalInThreadError(
                 f"reward {self.name!r} on {self.place.format(index)} ran with execution={self.execution!r}, "
@@ -397,7 +407,9 @@ class SampleRunner:
             original, (StopIteration, StopAsyncIteration, concurrent.futures.CancelledError)
         ):
             return SampleFailure(original, text)
-        error = RewardAbortedError(f"reward {self.name!r} on {self.place.format(index)} raised {text}")
+        error = RewardAbortedError(
+            f"reward {self.name!r} on {self.place.format(index)} raised {text}"
+        )
         error.__cause__ = original
         return SampleFailure(error, text)
 
@@ -450,7 +462,9 @@ class SampleRunner:
 
     async def _run_on_loop_within(self, fields: Mapping[str, Any], index: int) -> RewardResult:
         try:
-            return await await_within(self._run_on_loop(fields, index), self.timeout, name=self.name)  # type: ignore[no-any-return]
+            return await await_within(
+                self._run_on_loop(fields, index), self.timeout, name=self.name
+            )  # type: ignore[no-any-return]
         except CallTimedOut as exc:
             raise self.timed_out(exc, index) from None
 
@@ -523,6 +537,15 @@ class SampleRunner:
     def _process_outcome(self, outcome: Any, index: int) -> RewardResult:
         from rewardkit.reward_processes import WorkerFailure
 
+        if outcome.__class__ is bytes:  # the result, pickled in the worker
+            try:
+                return pickle.loads(outcome)  # type: ignore[no-any-return]
+            except Exception as exc:
+                error = RewardExecutionError(
+                    f"reward {self.name!r} on {self.place.format(index)}: its result cannot be loaded in "
+                    f"this process ({describe_error(exc)})"
+                )
+                raise SampleFailure(error, describe_error(error)) from None
         if outcome.__class__ is not WorkerFailure:
             return outcome  # type: ignore[no-any-return]
         original = outcome.exception(self.name)

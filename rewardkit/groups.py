@@ -35,7 +35,7 @@ from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError
 from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner
 from rewardkit.registry import Registration, register
 from rewardkit.results import NotApplicable, RewardResult
-from rewardkit.rewards import FieldBinding, _declared_extra_keys, as_reward, find_by_qualname
+from rewardkit.rewards import FieldBinding, _declared_extra_keys, as_reward, reduce_by_reference
 
 Over = Literal["group", "batch"]
 
@@ -77,7 +77,9 @@ class GroupReward:
             raise ValueError(f"group reward over= must be 'group' or 'batch', got {over!r}")
         default_name = getattr(function, "__name__", type(function).__name__)
         if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise TypeError(f"reward name must be a non-empty string, got {name!r} (for {default_name!r})")
+            raise TypeError(
+                f"reward name must be a non-empty string, got {name!r} (for {default_name!r})"
+            )
         functools.update_wrapper(self, function)
         self.name: str = name or default_name
         self.over: Over = over
@@ -106,7 +108,11 @@ class GroupReward:
         binding = self.binding
         names: Sequence[str]
         if binding.accepts_all:
-            names = [key for key in samples[0] if all(key in sample for sample in samples)] if samples else []
+            names = (
+                [key for key in samples[0] if all(key in sample for sample in samples)]
+                if samples
+                else []
+            )
             names = [*names, *(name for name in binding.required if name not in names)]
         else:
             names = binding.parameters
@@ -135,7 +141,11 @@ class GroupReward:
 
     def results(self, raw: object, size: int) -> list[RewardResult]:
         """Validate what the function returned for a group of ``size`` samples."""
-        if isinstance(raw, (str, bytes, Mapping)) or not hasattr(raw, "__len__") or not hasattr(raw, "__iter__"):
+        if (
+            isinstance(raw, (str, bytes, Mapping))
+            or not hasattr(raw, "__len__")
+            or not hasattr(raw, "__iter__")
+        ):
             raise RewardShapeError(
                 f"group reward {self.name!r} returned {type(raw).__name__}; expected a list with one "
                 f"result per sample of the group ({size})"
@@ -170,7 +180,9 @@ class GroupReward:
             return self._results_later(raw, len(samples))
         return self.results(raw, len(samples))
 
-    async def _results_later(self, pending: Coroutine[Any, Any, Any], size: int) -> list[RewardResult]:
+    async def _results_later(
+        self, pending: Coroutine[Any, Any, Any], size: int
+    ) -> list[RewardResult]:
         return self.results(await pending, size)
 
     def invoke(self, fields: Mapping[str, Any]) -> Any:
@@ -187,9 +199,13 @@ class GroupReward:
             raise TypeError(f"group reward {self.name!r} takes lists of fields by keyword only")
         sizes = {name: len(values) for name, values in columns.items()}
         if len(set(sizes.values())) > 1:
-            raise ValueError(f"group reward {self.name!r}: the field lists differ in length: {sizes}")
+            raise ValueError(
+                f"group reward {self.name!r}: the field lists differ in length: {sizes}"
+            )
         size = next(iter(sizes.values()), 0)
-        samples = [{name: values[index] for name, values in columns.items()} for index in range(size)]
+        samples = [
+            {name: values[index] for name, values in columns.items()} for index in range(size)
+        ]
         return self.invoke_group(samples)
 
     def __repr__(self) -> str:
@@ -203,7 +219,7 @@ class GroupReward:
                 f"group reward {self.name!r} ({self.binding.location}) is defined inside a function and "
                 "cannot be found again in another process; decorate a function defined at module level"
             )
-        return (find_by_qualname, (self.__module__, qualname))
+        return reduce_by_reference(self.__module__, qualname)
 
 
 def group_reward(
@@ -224,7 +240,12 @@ def group_reward(
     schema (``rewardkit.schema``; returns of lists are not read): none unless declared, an
     undeclared extra being dropped there with a warning naming it.
     """
-    options: dict[str, Any] = {"name": name, "over": over, "auto_register": auto_register, "extra_keys": extra_keys}
+    options: dict[str, Any] = {
+        "name": name,
+        "over": over,
+        "auto_register": auto_register,
+        "extra_keys": extra_keys,
+    }
     if function is not None:
         return GroupReward(function, **options)
 
@@ -381,7 +402,10 @@ async def calculate_group_rewards(
             scored = await runner.run({"samples": [samples[index] for index in indices]}, where)  # type: ignore[arg-type]
         except SampleFailure as failure:
             if not record:
-                add_note(failure.error, f"while computing group reward {reward.name!r} on the group of {where}")
+                add_note(
+                    failure.error,
+                    f"while computing group reward {reward.name!r} on the group of {where}",
+                )
                 raise failure.error from None
             failed = RewardResult(0.0, {"error": failure.text})
             scored = [failed] * len(indices)

@@ -16,9 +16,16 @@ worker process, on that process's main thread:
 * a failed call comes back as a :class:`WorkerFailure` (the exception, its description built in
   the worker under the call's timeout, and the worker's traceback), never as a lost worker.
 
+* a worker never imports the caller's ``__main__`` (``rewardkit.worker_start``): a reward defined
+  there is refused before any call (``RewardLoadError``), saying to move it to a module;
+* fields go to the worker, and results come back, pickled inside the call: a result that cannot
+  be pickled fails its own sample (naming the value's type), and the worker lives on.
+
 ``reward_processes.stats()`` shows every pool; ``reward_processes.shutdown()`` stops them (they
 also stop when the interpreter exits). Set ``reward_processes.max_workers`` before a reward's
-first call to size its pool (default: the CPUs this process may use).
+first call to size its pool (default: the CPUs this process may use). ``reward_processes`` is
+both this module and the object it holds: ``from rewardkit import reward_processes`` and
+``from rewardkit.reward_processes import reward_processes`` work alike.
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import multiprocessing
+import io
 import os
 import pickle
 import signal
+import sys
 import threading
 import traceback
+import types
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,7 +65,7 @@ class WorkerTraceback(Exception):
         self.text = text
 
     def __str__(self) -> str:
-        return f"\n\"\"\"\n{self.text.rstrip()}\n\"\"\""
+        return f'\n"""\n{self.text.rstrip()}\n"""'
 
 
 class WorkerFailure(NamedTuple):
@@ -134,47 +143,63 @@ def _init_worker(blob: bytes) -> None:
 def _load_by_path(module: str, path: str) -> None:
     """Load ``module`` from ``path`` under that name, as the parent did (verl and OpenRLHF load
     reward files by path, under names ``import`` cannot find), unless ``import`` finds it here."""
-    import importlib.machinery
+    from rewardkit.rewards import importable, load_module_from_file
 
-    from rewardkit.rewards import load_module_from_file
-
-    if importlib.machinery.PathFinder.find_spec(module) is None:
+    if module not in sys.modules and not importable(module):
         load_module_from_file(module, path)
 
 
-def _loaded_by_path(reward: Any) -> list[tuple[str, str]]:
-    """``[(module, file)]`` for the module defining ``reward`` when it was loaded from a file by
-    path, under a name that ``import`` cannot find on ``sys.path`` (a worker loads it the same way)."""
-    import importlib.machinery
-    import sys
-
-    target = getattr(reward, "__wrapped__", None) or type(reward)  # a function, or a BaseReward class
-    name = getattr(target, "__module__", None)
-    module = sys.modules.get(name) if isinstance(name, str) else None
-    path = getattr(module, "__file__", None)
-    if not name or "." in name or not isinstance(path, str) or not os.path.isfile(path):
-        return []
-    try:
-        found = importlib.machinery.PathFinder.find_spec(name)
-    except (ImportError, ValueError):
-        found = None
-    return [] if found is not None else [(name, path)]
-
-
-def _run_call(fields: dict[str, Any]) -> Any:
-    """One call in a worker, on its main thread: the ``RewardResult``, or a ``WorkerFailure``."""
+def _run_call(pickled_fields: bytes) -> Any:
+    """One call in a worker, on its main thread: the pickled ``RewardResult``, or a ``WorkerFailure``."""
     if _Worker.failure is not None:
         return _Worker.failure
     reward = _Worker.reward
+    try:
+        fields = pickle.loads(pickled_fields)
+    except BaseException as exc:
+        error = RewardExecutionError(
+            f"reward {reward.name!r}: the sample's fields cannot be loaded in its worker process "
+            f"({describe_error(exc)}); a worker does not import __main__, so a value whose class is "
+            "defined in the script being run cannot reach it: define that class in a module"
+        )
+        return WorkerFailure("raised", describe_error(error), _dumps(error), traceback.format_exc())
     try:
         result = reward.invoke(fields)
         if reward.is_async:
             if _Worker.loop is None:
                 _Worker.loop = asyncio.new_event_loop()
             result = _Worker.loop.run_until_complete(result)
-        return result
     except BaseException as exc:
         return WorkerFailure("raised", describe_error(exc), _dumps(exc), traceback.format_exc())
+    try:
+        return pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+    except BaseException as exc:  # the sample's failure: the worker and its pipe are fine
+        error = RewardExecutionError(
+            f"reward {reward.name!r} returned a result that cannot be sent back from its worker process "
+            f"(execution='process'): {_unpicklable_part(result)} ({describe_error(exc)}); return plain "
+            "values (numbers, strings, lists, dicts of them)"
+        )
+        return WorkerFailure("raised", describe_error(error), _dumps(error), traceback.format_exc())
+
+
+def _unpicklable_part(result: Any) -> str:
+    """What in ``result`` cannot be pickled: the first such extra, named with its type."""
+    items = (
+        result.items()
+        if isinstance(result, dict)
+        else enumerate(result)
+        if isinstance(result, list)
+        else ()
+    )
+    for key, value in items:
+        try:
+            pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            kind = type(value)
+            where = f"extra {key!r}" if isinstance(key, str) else f"result [{key}]"
+            return f"{where} is a {kind.__module__}.{kind.__qualname__}"
+    kind = type(result)
+    return f"the result is a {kind.__module__}.{kind.__qualname__}"
 
 
 def _dumps(exc: BaseException) -> bytes | None:
@@ -201,11 +226,77 @@ class RewardProcessStats:
     restarts: int
 
 
-def _context() -> Any:
-    """A fork server where there is one (workers fork from a clean single-threaded process), else spawn."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
+WORKER_PRELOAD = (
+    "rewardkit.reward_processes",
+    "rewardkit.rewards",
+    "rewardkit.child_processes",
+    "pebble.pool.process",
+)
+"""What the workers' fork server imports once, so that each worker starts with it."""
+
+
+class _ShippingPickler(pickle.Pickler):
+    """Pickles what a worker needs to find a reward, noting what it meets on the way: rewards,
+    functions and classes defined in ``__main__`` (which a worker never imports), and modules
+    loaded from a file by path (which a worker loads the same way before unpickling)."""
+
+    def __init__(self, file: Any) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.in_main: list[str] = []
+        self.by_path: dict[str, str] = {}
+        self._seen: set[str] = set()
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, (types.FunctionType, type)) or "__wrapped__" in getattr(
+            obj, "__dict__", ()
+        ):
+            module = getattr(obj, "__module__", None)  # a function, a class, a reward object
+        else:
+            module = type(obj).__module__  # an instance (of a BaseReward subclass, say)
+            obj = type(obj)
+        if module == "__main__":
+            self.in_main.append(_definition(obj))
+        elif isinstance(module, str) and module not in self._seen:
+            from rewardkit.rewards import file_loaded_by_path
+
+            self._seen.add(module)
+            path = file_loaded_by_path(module)
+            if path is not None:
+                self.by_path[module] = path
+        return NotImplemented
+
+
+def _definition(obj: Any) -> str:
+    """``name (file:line)`` of a reward, function or class, for messages."""
+    name = getattr(obj, "name", None) if not isinstance(obj, type) else None
+    name = name if isinstance(name, str) else getattr(obj, "__qualname__", repr(obj))
+    binding = getattr(obj, "binding", None)
+    location = getattr(binding, "location", None)
+    if location is None:
+        code = getattr(obj, "__code__", None)
+        location = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+    return f"{name!r} ({location})" if location else repr(name)
+
+
+def _scan(obj: Any) -> _ShippingPickler:
+    """Pickle ``obj`` with a ``_ShippingPickler`` (its bytes in ``.bytes``); raises as pickle does."""
+    buffer = io.BytesIO()
+    pickler = _ShippingPickler(buffer)
+    pickler.dump(obj)
+    pickler.bytes = buffer.getvalue()  # type: ignore[attr-defined]
+    return pickler
+
+
+def main_refusal(name: str, found: list[str]) -> str:
+    """The message for a reward run with ``execution="process"`` whose code lives in ``__main__``."""
+    listed = ", ".join(dict.fromkeys(found))
+    return (
+        f"reward {name!r} cannot run with execution='process': {listed} is defined in __main__ (the "
+        "script or notebook being run), and a worker process never imports it (that would run the "
+        "script's top level again in every worker: model loading, trainer.train()). Move the reward "
+        "to a module next to the script (e.g. my_rewards.py) and import it from there "
+        "(from my_rewards import ...), or run it with execution='thread' or 'inline'"
+    )
 
 
 class RewardProcessPool:
@@ -219,9 +310,13 @@ class RewardProcessPool:
         self._lock = threading.Lock()
         self._pool: Any = None
 
-    def submit(self, fields: dict[str, Any], timeout: float | None) -> concurrent.futures.Future[Any]:
-        """Schedule one call; the future holds the ``RewardResult`` or a ``WorkerFailure``, or
-        raises pebble's ``TimeoutError`` (the worker was killed), ``ProcessExpired`` (it died)..."""
+    def submit(
+        self, fields: dict[str, Any], timeout: float | None
+    ) -> concurrent.futures.Future[Any]:
+        """Schedule one call; the future holds the pickled ``RewardResult`` or a ``WorkerFailure``,
+        or raises pebble's ``TimeoutError`` (the worker was killed), ``ProcessExpired`` (it died)...
+        Fields that cannot be pickled raise here."""
+        payload = pickle.dumps(fields, pickle.HIGHEST_PROTOCOL)
         with self._lock:
             self.calls += 1
             if self._pool is None or not self._pool.active:
@@ -230,14 +325,19 @@ class RewardProcessPool:
                     self._pool.stop()
                 self._pool = self._start()
             pool = self._pool
-        return pool.schedule(_run_call, args=(fields,), timeout=timeout)  # type: ignore[no-any-return]
+        return pool.schedule(_run_call, args=(payload,), timeout=timeout)  # type: ignore[no-any-return]
 
     def _start(self) -> Any:
         import pebble
 
+        from rewardkit.worker_start import worker_context
+
         _stop_at_exit()
         return pebble.ProcessPool(
-            max_workers=self.workers, initializer=_init_worker, initargs=(self.blob,), context=_context()
+            max_workers=self.workers,
+            initializer=_init_worker,
+            initargs=(self.blob,),
+            context=worker_context(preload=WORKER_PRELOAD),
         )
 
     def count(self, counter: str) -> None:
@@ -246,7 +346,9 @@ class RewardProcessPool:
             setattr(self, counter, getattr(self, counter) + 1)
 
     def stats(self) -> RewardProcessStats:
-        return RewardProcessStats(self.name, self.workers, self.calls, self.timeouts, self.crashes, self.restarts)
+        return RewardProcessStats(
+            self.name, self.workers, self.calls, self.timeouts, self.crashes, self.restarts
+        )
 
     def stop(self) -> None:
         """Stop the workers (calls still running are killed with them)."""
@@ -261,9 +363,23 @@ class RewardProcesses:
     """The process-wide pools of ``execution="process"`` rewards, one per reward."""
 
     def __init__(self) -> None:
-        self.max_workers = available_cpus()
+        self._max_workers = available_cpus()
         self._pools: dict[bytes, RewardProcessPool] = {}
         self._lock = threading.Lock()
+
+    @property
+    def max_workers(self) -> int:
+        """Processes in each new pool (default: the CPUs this process may use); a pool already
+        started keeps its size until ``shutdown()``."""
+        return self._max_workers
+
+    @max_workers.setter
+    def max_workers(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(
+                f"reward_processes.max_workers must be a positive integer, got {value!r}"
+            )
+        self._max_workers = value
 
     def pool_for(self, reward: Any, name: str, *, reference: Any = None) -> RewardProcessPool:
         """The pool that runs ``reward`` (found in workers through ``reference.resolve()`` when
@@ -271,12 +387,23 @@ class RewardProcesses:
         pickled is a ``RewardLoadError`` now, before any call."""
         shipped = ("reward", reward) if reference is None else ("reference", reference)
         try:
-            blob = pickle.dumps((_loaded_by_path(reward), pickle.dumps(shipped)))
+            scanned = _scan(shipped)
         except Exception as exc:
             raise RewardLoadError(
                 f"reward {name!r} cannot be sent to a worker process (execution='process'): "
                 f"{describe_error(exc)}"
             ) from exc
+        in_main, by_path = list(scanned.in_main), dict(scanned.by_path)
+        if (
+            reference is not None
+        ):  # a reference by name or module:qualname hides where the reward lives
+            with contextlib.suppress(Exception):  # not picklable by itself: the reference finds it
+                itself = _scan(reward)
+                in_main += itself.in_main
+                by_path.update(itself.by_path)
+        if in_main:
+            raise RewardLoadError(main_refusal(name, in_main))
+        blob = pickle.dumps((list(by_path.items()), scanned.bytes))  # type: ignore[attr-defined]
         with self._lock:
             pool = self._pools.get(blob)
             if pool is None:
@@ -305,6 +432,32 @@ class RewardProcesses:
 reward_processes = RewardProcesses()
 """The process-wide pools of ``execution="process"`` rewards."""
 
+
+def stats() -> list[RewardProcessStats]:
+    """``reward_processes.stats()``, reached through the module (``from rewardkit import reward_processes``)."""
+    return reward_processes.stats()
+
+
+def shutdown() -> None:
+    """``reward_processes.shutdown()``, reached through the module."""
+    reward_processes.shutdown()
+
+
+class _ModuleAsPools(types.ModuleType):
+    """This module, acting as ``reward_processes`` too: ``max_workers`` reads and sets the
+    object's (setting a plain module attribute would silently do nothing)."""
+
+    @property
+    def max_workers(self) -> int:
+        return reward_processes.max_workers
+
+    @max_workers.setter
+    def max_workers(self, value: int) -> None:
+        reward_processes.max_workers = value
+
+
+sys.modules[__name__].__class__ = _ModuleAsPools
+
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=reward_processes._forget_after_fork)
 
@@ -330,7 +483,9 @@ def _exit_text(code: int | None) -> str:
     return f"with status {code}"
 
 
-def pool_error(exc: BaseException, name: str, where: str, pool: RewardProcessPool | None) -> BaseException:
+def pool_error(
+    exc: BaseException, name: str, where: str, pool: RewardProcessPool | None
+) -> BaseException:
     """The error a call gets when its worker or pool failed (not the reward: that comes back as a
     ``WorkerFailure``), counting it in the pool's stats."""
     from concurrent.futures.process import BrokenProcessPool
@@ -344,19 +499,25 @@ def pool_error(exc: BaseException, name: str, where: str, pool: RewardProcessPoo
             f"the worker process running reward {name!r} on {where} died {_exit_text(exc.exitcode)} "
             "(a crash, os._exit(), or the system's out-of-memory killer); it is replaced for the next call"
         )
-    if isinstance(exc, (BrokenProcessPool, RuntimeError)) and not isinstance(exc, RewardExecutionError):
+    if isinstance(exc, (BrokenProcessPool, RuntimeError)) and not isinstance(
+        exc, RewardExecutionError
+    ):
         return RewardExecutionError(
             f"the worker processes of reward {name!r} failed on {where} ({describe_error(exc)}); "
             "they are started again for the next call"
         )
     if isinstance(exc, (pickle.PicklingError, TypeError, AttributeError)):
         return RewardExecutionError(
-            f"reward {name!r} on {where}: the sample's fields or the reward's result cannot be pickled "
-            f"between processes (execution='process'): {describe_error(exc)}"
+            f"reward {name!r} on {where}: the sample's fields cannot be pickled to send them to a worker "
+            f"process (execution='process'): {describe_error(exc)}"
         )
     if isinstance(exc, concurrent.futures.CancelledError):
-        return RewardExecutionError(f"the call of reward {name!r} on {where} was cancelled in its worker pool")
-    return RewardExecutionError(f"reward {name!r} on {where} could not run in a worker process: {describe_error(exc)}")
+        return RewardExecutionError(
+            f"the call of reward {name!r} on {where} was cancelled in its worker pool"
+        )
+    return RewardExecutionError(
+        f"reward {name!r} on {where} could not run in a worker process: {describe_error(exc)}"
+    )
 
 
 __all__ = [
@@ -366,6 +527,9 @@ __all__ = [
     "WorkerFailure",
     "WorkerTraceback",
     "available_cpus",
+    "main_refusal",
     "pool_error",
     "reward_processes",
+    "shutdown",
+    "stats",
 ]

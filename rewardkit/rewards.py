@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import inspect
 import operator
+import os
 import pickle
 import sys
 import types
@@ -54,13 +55,17 @@ class FieldBinding:
         "reward_name",
     )
 
-    def __init__(self, function: Callable[..., Any], reward_name: str, *, skip_first: bool = False) -> None:
+    def __init__(
+        self, function: Callable[..., Any], reward_name: str, *, skip_first: bool = False
+    ) -> None:
         self.reward_name = reward_name
         self.location = _source_location(function)
         try:
             signature = inspect.signature(function)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"reward {reward_name!r}: cannot read the signature of {function!r}: {exc}") from exc
+            raise TypeError(
+                f"reward {reward_name!r}: cannot read the signature of {function!r}: {exc}"
+            ) from exc
         params = list(signature.parameters.values())
         if skip_first and params:
             params = params[1:]
@@ -83,11 +88,17 @@ class FieldBinding:
                 optional.append(param.name)
         self.required = tuple(required)
         self.optional = tuple(optional)
-        self.parameters = tuple(p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+        self.parameters = tuple(
+            p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        )
         self.accepts_all = accepts_all
         # Every parameter required and positional-or-keyword: fields can be passed by position.
-        self.by_position = not accepts_all and not optional and all(
-            p.kind is p.POSITIONAL_OR_KEYWORD for p in params if p.kind is not p.VAR_POSITIONAL
+        self.by_position = (
+            not accepts_all
+            and not optional
+            and all(
+                p.kind is p.POSITIONAL_OR_KEYWORD for p in params if p.kind is not p.VAR_POSITIONAL
+            )
         )
 
     def select(self, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +126,11 @@ class FieldBinding:
     ) -> MissingFieldError:
         """The error for a call whose ``fields`` lack a required parameter of the reward; for a
         batch of ``batch_size`` samples, ``unsupplied`` are those no sample has (``fields``: the first)."""
-        missing = list(unsupplied) if unsupplied else [name for name in self.required if name not in fields]
+        missing = (
+            list(unsupplied)
+            if unsupplied
+            else [name for name in self.required if name not in fields]
+        )
         available = sorted(fields)
         first = missing[0]
         listed = ", ".join(repr(name) for name in missing)
@@ -133,14 +148,20 @@ class FieldBinding:
         matches = difflib.get_close_matches(first, available, n=1, cutoff=0.6)
         suggestion = matches[0] if matches else None
         if suggestion is not None:
-            message += f". Did you mean {suggestion!r}? (rename the parameter {first!r} or the task field)"
+            message += (
+                f". Did you mean {suggestion!r}? (rename the parameter {first!r} or the task field)"
+            )
         elif first in PREDEFINED_FIELDS:
             message += f". {first!r} is a predefined field ({PREDEFINED_FIELDS[first]}) that the caller must pass"
         else:
             message += f". Add {first!r} to the task input or give the parameter a default"
         message += framework_hint(available)
         return MissingFieldError(
-            message, reward_name=self.reward_name, parameter=first, available=available, suggestion=suggestion
+            message,
+            reward_name=self.reward_name,
+            parameter=first,
+            available=available,
+            suggestion=suggestion,
         )
 
 
@@ -235,6 +256,43 @@ def find_by_qualname(module: str, qualname: str) -> Any:
     return target
 
 
+def find_in_file(module: str, path: str, qualname: str) -> Any:
+    """Load ``module`` from ``path`` (unless ``import`` finds it here) and walk ``qualname``: how
+    a reward from a file loaded by path (verl's ``custom_module_<hash>``, OpenRLHF's
+    ``reward_func``) is found again after pickling."""
+    if module not in sys.modules and not importable(module):
+        load_module_from_file(module, path)
+    return find_by_qualname(module, qualname)
+
+
+def importable(module: str) -> bool:
+    """Whether ``import module`` finds it on ``sys.path`` (or it is already imported by that name
+    as a package's submodule)."""
+    import importlib.machinery
+
+    if "." in module:
+        return True  # a package's submodule: its package is found by import, not by path
+    try:
+        return (
+            importlib.machinery.PathFinder.find_spec(module) is not None
+            or module in sys.builtin_module_names
+        )
+    except (ImportError, ValueError):
+        return False
+
+
+def file_loaded_by_path(module: str | None) -> str | None:
+    """The file of ``module`` when it was loaded by path under a name ``import`` cannot find
+    (as verl and OpenRLHF load reward files), else ``None``."""
+    if not module or "." in module or module == "__main__":
+        return None
+    loaded = sys.modules.get(module)
+    path = getattr(loaded, "__file__", None)
+    if not isinstance(path, str) or not os.path.isfile(path) or importable(module):
+        return None
+    return path
+
+
 class Reward:
     """A reward function bound once to its fields; what ``@reward`` returns.
 
@@ -276,10 +334,14 @@ class Reward:
         self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
-        self.execution, self.timeout = _check_execution_options(self.name, self.is_async, execution, timeout)
+        self.execution, self.timeout = _check_execution_options(
+            self.name, self.is_async, execution, timeout
+        )
         # calculate_reward's fast path: is_async for a reward called as is, None for one that
         # runs elsewhere or under a timeout (one attribute read per call, not three)
-        self.direct: bool | None = self.is_async if self.execution is None and self.timeout is None else None
+        self.direct: bool | None = (
+            self.is_async if self.execution is None and self.timeout is None else None
+        )
         self.invoke = self._make_invoke(function)
         self.registration = Registration(
             name=self.name,
@@ -371,12 +433,25 @@ class Reward:
         # Found again by module and qualified name, so rewards travel to worker processes.
         qualname = self.__dict__.get("__qualname__")
         if qualname is None or "<locals>" in qualname:
-            what = "is defined inside a function" if qualname else "wraps a callable that is not a function"
+            what = (
+                "is defined inside a function"
+                if qualname
+                else "wraps a callable that is not a function"
+            )
             raise pickle.PicklingError(
                 f"reward {self.name!r} ({self.binding.location}) {what} and cannot be found again "
                 "in another process; decorate a function defined at module level"
             )
-        return (find_by_qualname, (self.__module__, qualname))
+        return reduce_by_reference(self.__module__, qualname)
+
+
+def reduce_by_reference(module: str, qualname: str) -> tuple[Any, ...]:
+    """How a reward object pickles: by module and qualified name, and by the file its module was
+    loaded from when ``import`` cannot find that module (another process loads it the same way)."""
+    path = file_loaded_by_path(module)
+    if path is not None:
+        return (find_in_file, (module, path, qualname))
+    return (find_by_qualname, (module, qualname))
 
 
 @overload
@@ -485,7 +560,9 @@ class BaseReward:
         cls.name = _check_name(cls.name, cls.__name__)
         cls.extra_keys = _declared_extra_keys(cls.extra_keys, cls.name)
         cls.is_async = inspect.iscoroutinefunction(call)
-        cls.execution, cls.timeout = _check_execution_options(cls.name, cls.is_async, cls.execution, cls.timeout)
+        cls.execution, cls.timeout = _check_execution_options(
+            cls.name, cls.is_async, cls.execution, cls.timeout
+        )
         cls.binding = FieldBinding(call, cls.name, skip_first=True)
         cls.parameters = cls.binding.parameters
         cls.registration = Registration(
@@ -519,7 +596,9 @@ class BaseReward:
         return self.invoke(fields)
 
 
-async def _validate_later(pending: Coroutine[Any, Any, Any], name: str, none_as_zero: bool) -> RewardResult:
+async def _validate_later(
+    pending: Coroutine[Any, Any, Any], name: str, none_as_zero: bool
+) -> RewardResult:
     """Await an async reward's coroutine and validate what it returned."""
     return _from_raw(await pending, reward_name=name, none_as_zero=none_as_zero)
 
@@ -532,7 +611,9 @@ def _declared_extra_keys(
     if extra_keys is None:
         return None
     if isinstance(extra_keys, (str, bytes)):
-        raise TypeError(f"reward {name!r}: extra_keys must be a list of names, not the string {extra_keys!r}")
+        raise TypeError(
+            f"reward {name!r}: extra_keys must be a list of names, not the string {extra_keys!r}"
+        )
     if isinstance(extra_keys, Mapping):
         return types.MappingProxyType(dict(extra_keys))
     return tuple(extra_keys)
@@ -564,7 +645,9 @@ def as_reward(reward_fn: Any) -> Reward | BaseReward:
             f"e.g. {reward_fn.__qualname__}(...)"
         )
     if not callable(reward_fn):
-        raise TypeError(f"expected a reward (a function, @reward object or BaseReward instance), got {reward_fn!r}")
+        raise TypeError(
+            f"expected a reward (a function, @reward object or BaseReward instance), got {reward_fn!r}"
+        )
     try:
         cached = _plain_rewards.get(reward_fn)
     except TypeError:  # not weak-referenceable or unhashable: wrap every time

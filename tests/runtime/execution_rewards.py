@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -68,3 +69,20 @@ def math_verify_group(final_response: list[str], answer: list[str]) -> list[dict
         {"reward": math_verify_score(response, gold), "pid": os.getpid()}
         for response, gold in zip(final_response, answer)
     ]
+
+
+@reward(name="pid_or_lock", auto_register=False, execution="process")
+def pid_or_lock(final_response: str) -> dict:
+    """``lock``: a result whose extra cannot be pickled (a lock); anything else: the worker's id."""
+    if final_response == "lock":
+        return {"reward": 1.0, "lock": threading.Lock()}
+    return {"reward": 1.0, "pid": os.getpid()}
+
+
+@reward(name="ignores_sigterm", auto_register=False, execution="process")
+def ignores_sigterm(pid_file: str) -> float:
+    """Writes its process id to ``pid_file``, ignores SIGTERM, then sleeps for an hour."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(3600)
+    return 1.0
