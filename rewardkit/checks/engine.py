@@ -155,7 +155,7 @@ def _parse_chunk(text: str, *, keep: bool = False) -> _ParsedChunk:
     imports = collect_imports(body)
     definitions = scope_definitions(body)
     adapter_calls = scan_adapter_calls(text, body)
-    helpers = none_helpers(body)
+    helpers = none_helpers(text, body)
     script = script_evidence(text, body)
     if not keep and not may_hold_rewards(text):
         return _ParsedChunk(None, imports, definitions, None, None, adapter_calls, helpers, script)
@@ -394,7 +394,7 @@ def analyze_module(
             scan_adapter_calls(source, tree.body),
             config.framework_functions(path),
             helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
-            none_helpers(tree.body),
+            none_helpers(source, tree.body),
             script_evidence(source, tree.body),
         )
         analysed = analyse_statements(

@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from rewardkit.checks.discovery import dotted_name, import_bindings
+from rewardkit.checks.discovery import block_statements, dotted_name, import_bindings
 from rewardkit.checks.frameworks import (
     MENTIONS_ADAPTER,
     SIGNAL_LEAVES,
@@ -166,10 +166,24 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast
             pending.extend(ast.iter_child_nodes(node))
 
 
-def none_helpers(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
-    """(name, how) of each undecorated function ``body`` defines at its top level that can
-    return ``None``: a bare ``return``, ``return None``, or a path off the end of its body (a
-    forgotten ``return``, issue 32). Generators are left out."""
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _own_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a function's body, in nested blocks too, not in nested scopes."""
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        yield statement
+        if not isinstance(statement, _NESTED_SCOPES):
+            pending.extend(block_statements(statement))
+
+
+def none_helpers(text: str, body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
+    """(name, how) of each undecorated function ``body`` (parsed from ``text``) defines at its
+    top level that can return ``None``: a bare ``return``, ``return None``, or a path off the
+    end of its body (a forgotten ``return``, issue 32). Generators are left out."""
     from rewardkit.checks.rules.returns import always_leaves
 
     found = []
@@ -181,14 +195,9 @@ def none_helpers(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
         how = None
         if not always_leaves(statement.body):
             how = "it can reach the end of its body"
-        nodes = None
-        if how is None:
-            nodes = list(_own_nodes(statement))
-            for node in nodes:
-                if isinstance(node, ast.Return) and (
-                    node.value is None
-                    or (isinstance(node.value, ast.Constant) and node.value.value is None)
-                ):
+        else:  # a `return` is a statement: the body's statements suffice (no expression walk)
+            for node in _own_statements(statement.body):
+                if isinstance(node, ast.Return) and (node.value is None or _is_none(node.value)):
                     how = (
                         "it has a `return` without a value"
                         if node.value is None
@@ -197,8 +206,9 @@ def none_helpers(body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
                     break
         if how is None:
             continue
-        nodes = nodes if nodes is not None else list(_own_nodes(statement))
-        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
-            continue
+        if "yield" in text and any(
+            isinstance(node, (ast.Yield, ast.YieldFrom)) for node in _own_nodes(statement)
+        ):
+            continue  # a generator
         found.append((statement.name, how))
     return tuple(found)
