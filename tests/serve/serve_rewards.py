@@ -120,3 +120,10 @@ async def abort_async_inline(final_response: str) -> float:
 def inline_sync(final_response: str) -> float:
     """A sync reward that asks to run inline: a server cannot time it, so it refuses to serve it."""
     return 1.0
+
+
+@reward(name="abort_async_process", execution="process")
+async def abort_async_process(final_response: str) -> float:
+    """Raises the exception named by the response (on the event loop of a worker process)."""
+    _abort(final_response)
+    return 1.0

@@ -42,7 +42,13 @@ def serve_command(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_reward_raising_keyboardinterrupt_systemexit_or_generatorexit_fails_only_its_sample(
     start_server,
 ) -> None:
-    modes = ("abort_thread", "abort_process", "abort_async", "abort_async_inline")
+    modes = (
+        "abort_thread",
+        "abort_process",
+        "abort_async",
+        "abort_async_inline",
+        "abort_async_process",
+    )
     server = start_server(*(f"serve_rewards:{mode}" for mode in modes))
     for mode in modes:
         for kind in ABORTS:
