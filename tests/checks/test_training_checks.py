@@ -5,6 +5,8 @@ engine agreeing with it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,15 +57,15 @@ FILES = {
     "train_flat.py": (
         "from datasets import load_dataset\n"
         "from trl import GRPOTrainer\n"
-        "from rewardkit import reward, to_trl\n"
+        "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\n"
         "\n"
         'dataset = load_dataset("trl-lib/tldr", split="train")\n'
         "\n"
-        '@reward(execution="process")\n'  # line 7
+        '@reward(execution="process")\n'  # line 8
         "def short(final_response):\n"
         "    return -float(len(final_response))\n"
         "\n"
-        "def concise(final_response):\n"  # line 11
+        "def concise(final_response):\n"  # line 12
         "    return float(len(final_response) < 200)\n"
         "\n"
         "trainer = GRPOTrainer(\n"
@@ -74,9 +76,9 @@ FILES = {
         "trainer.train()\n"
     ),
     "train_main.py": (
-        "from rewardkit import reward, to_trl\n"
+        "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\n"
         "\n"
-        '@reward(execution="process")\n'  # line 3
+        '@reward(execution="process")\n'  # line 4
         "def brief(final_response):\n"
         "    return -float(len(final_response))\n"
         "\n"
@@ -92,10 +94,10 @@ FILES = {
     ),
     # 32.9 (c): a group reward adapted for TRL with and without group_size
     "groups.py": (
-        "from rewardkit import group_reward, to_trl\n"
+        "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n"
         "\n"
         "@group_reward\n"
-        "def shortest(final_response):\n"  # line 4
+        "def shortest(final_response):\n"  # line 5
         "    m = min(len(r) for r in final_response)\n"
         "    return [float(len(r) == m) for r in final_response]\n"
         "\n"
@@ -203,19 +205,20 @@ def test_math_verify_imported_inside_a_helper_is_flagged(reported) -> None:
 
 
 def test_process_mode_in_a_script_is_flagged(reported) -> None:
-    assert found(reported, "train_flat.py") == [("RK504", 7), ("RK504", 11)]
+    assert found(reported, "train_flat.py") == [("RK504", 8), ("RK504", 12)]
     decorator, adapter = (str(item["message"]) for item in reported["train_flat.py"])
     assert decorator.startswith('`execution="process"` runs `short` in worker processes')
     assert "`trainer.train()` at its top level" in decorator
     assert adapter.startswith('`to_trl(concise, execution="process")` runs `concise`')
-    assert "define the reward in a module of its own and import it" in adapter
-    assert found(reported, "train_main.py") == [("RK504", 3)]
+    assert "move the reward to a module next to the script and import it" in adapter
+    assert "RewardLoadError" in adapter
+    assert found(reported, "train_main.py") == [("RK504", 4)]
     assert 'an `if __name__ == "__main__":` block' in str(reported["train_main.py"][0]["message"])
     assert found(reported, "process_rewards.py") == []
 
 
 def test_a_trl_group_reward_without_group_size_is_flagged(reported) -> None:
-    assert found(reported, "groups.py") == [("RK505", 4)]
+    assert found(reported, "groups.py") == [("RK505", 5)]
     [item] = reported["groups.py"]
     assert item["severity"] == "warning"
     assert "pass `group_size=` your `GRPOConfig.num_generations`" in str(item["message"])
@@ -236,3 +239,32 @@ def test_a_misspelled_column_in_a_trl_function_is_flagged(reported) -> None:
     assert item["column"] == 33  # `solutoin`
     assert "did you mean `solution`?" in str(item["message"])
     assert "TypeError on every call" in str(item["message"])
+
+
+SCRIPT = (
+    "from rewardkit import reward\n"
+    "from rewardkit.adapters import to_trl\n"
+    "\n"
+    '@reward(execution="process")\n'
+    "def brief(final_response):\n"
+    "    return -float(len(final_response))\n"
+    "\n"
+    'if __name__ == "__main__":\n'
+    '    print(to_trl(brief)(prompts=["q"], completions=["four"]))\n'
+)
+
+
+def test_what_rk504_flags_is_what_the_runtime_refuses(tmp_path: Path) -> None:
+    """The premise, in the real runtime: run as a script, the reward is refused; the check says
+    so before the run."""
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode != 0
+    assert "RewardLoadError" in run.stderr
+    assert "defined in __main__" in run.stderr
+    checked = run_check("--no-cache", "train.py", cwd=tmp_path)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith("train.py:4:9: RK504 ")

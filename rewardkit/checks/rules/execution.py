@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rewardkit.checks.positions import NodePositions
 
 _SCRIPT_REWARD = (
-    "from rewardkit import reward, to_trl\nfrom trl import GRPOTrainer\n\n"
+    "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\nfrom trl import GRPOTrainer\n\n"
     '@reward(execution="process")\ndef accuracy(final_response, answer):\n'
     "    return float(final_response.strip() == answer)\n\n"
     'trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=[to_trl(accuracy)])\n'
@@ -61,12 +61,13 @@ def _process_place(
 
 class ProcessModeInScript(Rule):
     """Process mode (``execution="process"``) runs a reward in worker processes, which import it
-    by its module. A reward defined in a module run as a script (an ``if __name__ ==
-    "__main__":`` block, a ``#!`` line, or a flat training script's ``trainer.train()`` at its top
-    level) lives in ``__main__``: a worker cannot import it without running the script again
-    (model loading, ``trainer.train()``, once per worker), and every sample scores the fallback
-    0.0 while training goes on. Define the reward in a module of its own and import it in the
-    script."""
+    by its module and never import ``__main__`` (that would run the script's top level again in
+    every worker: model loading, ``trainer.train()``). A reward defined in a module run as a
+    script (an ``if __name__ == "__main__":`` block, a ``#!`` line, or a flat training script's
+    ``trainer.train()`` at its top level) lives in ``__main__``: rewardkit refuses to run it
+    (``RewardLoadError`` when the adapter is built or the batch starts), minutes into a run,
+    after the model has loaded. Move the reward to a module next to the script and import it
+    from there (or run it with ``execution="thread"``)."""
 
     code = "RK504"
     severity = Severity.ERROR
@@ -75,20 +76,20 @@ class ProcessModeInScript(Rule):
         "from rewardkit import reward\n\n"
         '@reward(execution="process")\ndef accuracy(final_response, answer):\n'
         "    return float(final_response.strip() == answer)\n",
-        "from rewardkit import reward, to_trl\n\n"
+        "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\n\n"
         "@reward\ndef accuracy(final_response, answer):\n"
         "    return float(final_response.strip() == answer)\n\n"
         'if __name__ == "__main__":\n    print(to_trl(accuracy)(prompts=["q"], completions=["4"], answer=["4"]))\n',
     )
     INVALID = (
-        Invalid(_SCRIPT_REWARD, 4),
+        Invalid(_SCRIPT_REWARD, 5),
         Invalid(
-            "from rewardkit import reward, to_trl\n\n"
+            "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\n\n"
             "@reward\ndef accuracy(final_response, answer):\n"
             "    return float(final_response.strip() == answer)\n\n"
             'if __name__ == "__main__":\n'
             '    scorer = to_trl(accuracy, execution="process")\n',
-            4,
+            5,
         ),
     )
 
@@ -127,9 +128,9 @@ class ProcessModeInScript(Rule):
         return cls.diagnostic(
             span,
             f"{how} runs `{name}` in worker processes, but this module is run as a script "
-            f"({script}), so `{name}` is defined in `__main__`, which a worker cannot import "
-            "without running the script again (every sample would score the fallback); define "
-            "the reward in a module of its own and import it here",
+            f"({script}), so `{name}` is defined in `__main__`, which a worker never imports: "
+            "rewardkit refuses it (RewardLoadError when the adapter is built or the batch "
+            "starts); move the reward to a module next to the script and import it from there",
             data={**data, "script": script},
         )
 
@@ -149,12 +150,12 @@ class TrlGroupWithoutSize(Rule):
         "a group reward given to `to_trl` without `group_size` (TRL's groups are then guessed)"
     )
     VALID = (
-        "from rewardkit import group_reward, to_trl\n\n"
+        "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
         "@group_reward\ndef shortest(final_response):\n"
         "    shortest = min(len(r) for r in final_response)\n"
         "    return [float(len(r) == shortest) for r in final_response]\n\n"
         "reward_funcs = [to_trl(shortest, group_size=8)]\n",
-        "from rewardkit import group_reward, to_trl\n\n"
+        "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
         '@group_reward(over="batch")\ndef shortest(final_response):\n'
         "    shortest = min(len(r) for r in final_response)\n"
         "    return [float(len(r) == shortest) for r in final_response]\n\n"
@@ -162,12 +163,12 @@ class TrlGroupWithoutSize(Rule):
     )
     INVALID = (
         Invalid(
-            "from rewardkit import group_reward, to_trl\n\n"
+            "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
             "@group_reward\ndef shortest(final_response):\n"
             "    shortest = min(len(r) for r in final_response)\n"
             "    return [float(len(r) == shortest) for r in final_response]\n\n"
             "reward_funcs = [to_trl(shortest)]\n",
-            4,
+            5,
         ),
     )
 
