@@ -27,7 +27,7 @@ from rewardkit.checks.discovery import (
     scope_definitions,
 )
 from rewardkit.checks.fixes import suppressed_codes
-from rewardkit.checks.frameworks import MENTIONS_SIGNALS, AdapterCall, HelperInfo
+from rewardkit.checks.frameworks import MENTIONS_SIGNALS, AdapterCall, HelperInfo, mark_called
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
@@ -225,7 +225,9 @@ class ModuleAnalyzer:
             [binding for parsed_chunk in parsed for binding in parsed_chunk.imports],
             config.reward_decorators,
             [definition for parsed_chunk in parsed for definition in parsed_chunk.definitions],
-            [call for parsed_chunk in parsed for call in parsed_chunk.adapter_calls],
+            mark_called(
+                [call for parsed_chunk in parsed for call in parsed_chunk.adapter_calls], source
+            ),
             config.framework_functions(path),
             self._helper_infos(chunks, parsed) if MENTIONS_SIGNALS.search(source) else (),
             [helper for parsed_chunk in parsed for helper in parsed_chunk.none_helpers],
@@ -391,7 +393,7 @@ def analyze_module(
             collect_imports(tree.body),
             config.reward_decorators,
             scope_definitions(tree.body),
-            scan_adapter_calls(source, tree.body),
+            mark_called(scan_adapter_calls(source, tree.body), source),
             config.framework_functions(path),
             helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
             none_helpers(source, tree.body),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Framework = Literal["trl", "verl"]
@@ -132,6 +132,9 @@ class AdapterUse:
     """The framework names a literal ``field_map`` maps to something."""
     group_size: bool = False
     """``group_size=`` given (not a literal ``None``): TRL's groups are runs of that length."""
+    called: bool = False
+    """The module calls what the adapter returns itself (``to_trl(f)(...)``, or ``s =
+    to_trl(f)`` then ``s(...)``): those calls come from no trainer."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,20 @@ class AdapterCall:
     callee: str
     target: str
     use: AdapterUse
+    assigned: str | None = None
+    """The name a plain ``name = to_trl(f)`` binds the adapted function to."""
+
+
+def mark_called(calls: Iterable[AdapterCall], source: str) -> list[AdapterCall]:
+    """``calls`` with ``use.called`` set where the module calls the adapted function by the
+    name it was assigned to (a text search over ``source``: ``scorer(`` anywhere)."""
+    marked = []
+    for call in calls:
+        name = call.assigned
+        if name and not call.use.called and re.search(rf"\b{re.escape(name)}\s*\(", source):
+            call = AdapterCall(call.callee, call.target, replace(call.use, called=True), name)
+        marked.append(call)
+    return marked
 
 
 def resolve_adapter_uses(

@@ -69,16 +69,28 @@ def scan_adapter_calls(text: str, body: Sequence[ast.stmt]) -> tuple[AdapterCall
     if not MENTIONS_ADAPTER.search(text):
         return ()
     found = []
+    assigned: dict[int, str] = {}  # id() of an adapter call -> the name `name = call` binds
+    called: set[int] = set()  # id() of adapter calls whose result is called: `to_trl(f)(...)`
     for statement in body:
         for node in ast.walk(statement):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                assigned[id(node.value)] = node.targets[0].id
             if not isinstance(node, ast.Call):
                 continue
+            if isinstance(node.func, ast.Call):
+                called.add(id(node.func))
             callee = dotted_name(node.func)
             leaf = callee.rsplit(".", 1)[-1] if callee else ""
             if leaf in ("to_trl", "to_verl", "to_openrlhf"):
                 call = _adapter_call(node, leaf[3:])  # type: ignore[arg-type]
                 if call is not None:
-                    found.append(call)
+                    if id(node) in called:
+                        call = replace(call, use=replace(call.use, called=True))
+                    found.append(replace(call, assigned=assigned.get(id(node))))
     return tuple(found)
 
 

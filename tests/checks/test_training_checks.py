@@ -111,6 +111,14 @@ FILES = {
         "    return [1.0 for _ in final_response]\n"
         "\n"
         "funcs = [to_trl(shortest), to_trl(sized, group_size=8), to_trl(batch)]\n"
+        "\n"
+        "def evaluate(prompts, completions):\n"
+        "    return scorer(prompts=prompts, completions=completions)\n"
+        "\n"
+        "scorer = to_trl(shortest)\n"
+        "sized_scorer = to_trl(sized, group_size=8)\n"
+        'print(sized_scorer(prompts=["q"] * 8, completions=["a"] * 8))\n'
+        'print(to_trl(batch)(prompts=["q"] * 2, completions=["a", "b"]))\n'
     ),
     # 32.9 (d): rewards that return None without writing `return None`
     "nones.py": (
@@ -221,6 +229,7 @@ def test_a_trl_group_reward_without_group_size_is_flagged(reported) -> None:
     assert found(reported, "groups.py") == [("RK505", 5)]
     [item] = reported["groups.py"]
     assert item["severity"] == "warning"
+    assert "this module calls `to_trl(shortest)` itself" in str(item["message"])
     assert "pass `group_size=` your `GRPOConfig.num_generations`" in str(item["message"])
 
 

@@ -1,6 +1,6 @@
 """Execution rules (RK504, RK505): how the module runs its rewards, read from how it is laid out
 and how it adapts them: process mode from a script (whose rewards live in ``__main__``), and a
-TRL group reward whose groups would be guessed.
+TRL group reward called where no trainer tells its group size.
 
 The facts come from :mod:`rewardkit.checks.uses` (``ImportContext.script``, ``AdapterUse``) and
 :class:`~rewardkit.checks.discovery.GroupRewardFacts`.
@@ -27,6 +27,14 @@ _SCRIPT_REWARD = (
     "    return float(final_response.strip() == answer)\n\n"
     'trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=[to_trl(accuracy)])\n'
     "trainer.train()\n"
+)
+
+
+_GROUP = (
+    "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
+    "@group_reward\ndef shortest(final_response):\n"
+    "    shortest = min(len(r) for r in final_response)\n"
+    "    return [float(len(r) == shortest) for r in final_response]\n\n"
 )
 
 
@@ -136,38 +144,32 @@ class ProcessModeInScript(Rule):
 
 
 class TrlGroupWithoutSize(Rule):
-    """``to_trl`` of a group reward (``@group_reward``, grouped per prompt) without
-    ``group_size`` has to find GRPO's groups in each call: runs of equal consecutive prompts.
-    When the dataset repeats a prompt and TRL's sampler puts two of its groups side by side,
-    they are one run: scored as one group of ``2 x num_generations`` (wrong advantages, nothing
-    logged), or refused at the first call. Pass ``group_size=`` your
-    ``GRPOConfig.num_generations``. A reward declared ``over="batch"`` is scored over the
-    whole call and needs none."""
+    """``to_trl`` of a group reward (``@group_reward``, grouped per prompt) needs each call's
+    group size: ``group_size=``, else the calling trainer's ``num_generations`` (TRL's
+    ``GRPOTrainer`` and ``RLOOTrainer`` tell the adapter), else the one size the prompts allow.
+    A call from anything else (the module calling the adapted function itself: an evaluation
+    loop, a custom trainer, a test) whose prompts leave a choice (a prompt the dataset repeats,
+    whose groups sit side by side; interleaved prompts) is refused. Reported where the module
+    calls ``to_trl(f)`` without ``group_size`` itself; pass ``group_size=`` your
+    ``GRPOConfig.num_generations``. A reward declared ``over="batch"`` is scored over the whole
+    call and needs none."""
 
     code = "RK505"
     severity = Severity.WARNING
-    summary = (
-        "a group reward given to `to_trl` without `group_size` (TRL's groups are then guessed)"
-    )
+    summary = "a TRL group reward called outside TRL's trainers without `group_size`"
     VALID = (
-        "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
-        "@group_reward\ndef shortest(final_response):\n"
-        "    shortest = min(len(r) for r in final_response)\n"
-        "    return [float(len(r) == shortest) for r in final_response]\n\n"
-        "reward_funcs = [to_trl(shortest, group_size=8)]\n",
-        "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
-        '@group_reward(over="batch")\ndef shortest(final_response):\n'
-        "    shortest = min(len(r) for r in final_response)\n"
-        "    return [float(len(r) == shortest) for r in final_response]\n\n"
-        "reward_funcs = [to_trl(shortest)]\n",
+        _GROUP + "reward_funcs = [to_trl(shortest)]  # GRPOTrainer tells the group size\n",
+        _GROUP
+        + "scorer = to_trl(shortest, group_size=4)\n"
+        + 'print(scorer(prompts=["q"] * 4, completions=["a", "bb", "c", "dd"]))\n',
+        _GROUP.replace("@group_reward", '@group_reward(over="batch")')
+        + 'print(to_trl(shortest)(prompts=["q"] * 4, completions=["a", "bb", "c", "dd"]))\n',
     )
     INVALID = (
         Invalid(
-            "from rewardkit import group_reward\nfrom rewardkit.adapters import to_trl\n\n"
-            "@group_reward\ndef shortest(final_response):\n"
-            "    shortest = min(len(r) for r in final_response)\n"
-            "    return [float(len(r) == shortest) for r in final_response]\n\n"
-            "reward_funcs = [to_trl(shortest)]\n",
+            _GROUP
+            + "scorer = to_trl(shortest)\n"
+            + 'print(scorer(prompts=["q"] * 4, completions=["a", "bb", "c", "dd"]))\n',
             5,
         ),
     )
@@ -175,13 +177,15 @@ class TrlGroupWithoutSize(Rule):
     def check_group(self, facts: GroupRewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
         if facts.over != "group":
             return  # "batch", or not a literal: nothing to guess, or nothing known
-        if any(use.adapter == "trl" and not use.group_size for use in facts.adapters):
+        if any(
+            use.adapter == "trl" and use.called and not use.group_size for use in facts.adapters
+        ):
             name = facts.function.name
             yield self.diagnostic(
                 facts.span,
-                f"`to_trl({name})` has no `group_size`: TRL's groups are then found as runs of "
-                "equal consecutive prompts, and two groups of a prompt the dataset repeats can "
-                "sit side by side (scored as one group: wrong advantages, nothing logged); pass "
-                "`group_size=` your `GRPOConfig.num_generations`",
+                f"this module calls `to_trl({name})` itself, without `group_size`: only TRL's "
+                "GRPOTrainer and RLOOTrainer tell the adapter their num_generations, so a call "
+                "whose prompts leave a choice (a prompt repeated side by side, interleaved "
+                "prompts) is refused; pass `group_size=` your `GRPOConfig.num_generations`",
                 data={"reward": name},
             )
