@@ -277,3 +277,36 @@ def test_what_rk504_flags_is_what_the_runtime_refuses(tmp_path: Path) -> None:
     checked = run_check("--no-cache", "train.py", cwd=tmp_path)
     assert checked.returncode == 1
     assert checked.stdout.startswith("train.py:4:9: RK504 ")
+
+
+GROUP_SCRIPT = (
+    "from rewardkit import group_reward\n"
+    "from rewardkit.adapters import to_trl\n"
+    "\n"
+    "@group_reward\n"
+    "def shortest(final_response):\n"
+    "    m = min(len(r) for r in final_response)\n"
+    "    return [float(len(r) == m) for r in final_response]\n"
+    "\n"
+    "scorer = to_trl(shortest)\n"
+    'print(scorer(prompts=["q"] * 4, completions=["a", "bb", "c", "dd"]))\n'
+)
+
+
+def test_what_rk505_flags_is_what_the_adapter_refuses(tmp_path: Path) -> None:
+    """The premise, in the real adapter: called outside a trainer, a run of 4 equal prompts
+    (one group of 4, or two of 2?) is refused; the check warns before the run."""
+    script = tmp_path / "evaluate.py"
+    script.write_text(GROUP_SCRIPT, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode != 0
+    assert "group_size=<GRPOConfig.num_generations>" in run.stderr
+    checked = run_check("--no-cache", "evaluate.py", cwd=tmp_path)
+    assert checked.returncode == 0  # a warning
+    assert checked.stdout.startswith("evaluate.py:5:5: RK505 ")
+    fixed = GROUP_SCRIPT.replace("to_trl(shortest)", "to_trl(shortest, group_size=2)")
+    script.write_text(fixed, encoding="utf-8")
+    assert subprocess.run([sys.executable, str(script)], cwd=tmp_path, timeout=300).returncode == 0
+    assert "RK505" not in run_check("--no-cache", "evaluate.py", cwd=tmp_path).stdout
