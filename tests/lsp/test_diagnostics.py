@@ -168,3 +168,53 @@ async def test_pull_diagnostics(client: LanguageClient, project: Path):
     )
     assert isinstance(fixed, types.RelatedFullDocumentDiagnosticReport)
     assert list(fixed.items) == []
+
+
+TRAINING_SCRIPT = """from rewardkit import reward
+from rewardkit.adapters import to_trl
+
+
+def grade(response, gold):
+    from math_verify import parse, verify
+
+    if verify(parse(gold), parse(response)):
+        return 1.0
+
+
+@reward
+def accuracy(final_response, answer):
+    return grade(final_response, answer)
+
+
+@reward(execution="process")
+def brief(final_response):
+    return -float(len(final_response))
+
+
+if __name__ == "__main__":
+    print(to_trl(brief)(prompts=["q"], completions=["four"]))
+"""
+
+
+async def test_the_training_checks_are_published_as_rewardkit_check_reports_them(
+    client: LanguageClient, project: Path
+):
+    """Issue 32.9 in the editor: a helper importing math_verify (RK501), a helper that can
+    return None (RK206), process mode in a script (RK504), as the CLI reports them."""
+    path = project / "train.py"
+    path.write_text(TRAINING_SCRIPT, encoding="utf-8")
+    await initialize(client, project)
+    uri = open_document(client, path, TRAINING_SCRIPT)
+    diagnostics = await wait_for_version(client, uri, 1)
+    published = sorted((str(d.code), d.range.start.line + 1) for d in diagnostics)
+    assert published == [("RK206", 14), ("RK501", 14), ("RK504", 17)]
+    cli = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "rewardkit", "check", "--format", "json", "--no-cache", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        check=False,
+    )
+    rows = json.loads(cli.stdout)
+    assert sorted((r["code"], r["line"]) for r in rows) == published
