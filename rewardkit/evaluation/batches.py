@@ -560,7 +560,8 @@ class LineGrader:
             if not settings.skip_bad:
                 batch.error = (number, reason)
                 return False
-            case = malformed_line_case(settings.path, number, reason)
+            case_id = getattr(exc, "case_id", None)
+            case = malformed_line_case(settings.path, number, reason, case_id)
         if case.id in self.done_ids:
             batch.skipped.append((case.id, number, getattr(case, "response", None)))
             return True
@@ -568,7 +569,7 @@ class LineGrader:
             result = decided_to_result(case)
         else:
             result = grade_case(
-                case, settings.options, sandbox=settings.sandbox, grader=settings.grader
+                case, settings.options, sandbox=self.kwargs["sandbox"], grader=settings.grader
             )
         self._add_result(batch, result, number)
         batch.grading_seconds += result.seconds

@@ -7,7 +7,7 @@ can point back at the place in the input that caused it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +31,8 @@ class EvalInputError(Exception):
         self.path = path
         self.line = line
         self.reason = message
+        self.case_id: str | None = None
+        """The id of the malformed line's case, when it could be read (`--skip-bad` uses it)."""
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,13 @@ def numbered_lines(
         number += 1
 
 
-def malformed_line_case(path: str, line: int, reason: str) -> DecidedCase:
-    """The `HARNESS_ERROR` case that stands for a malformed line under `--skip-bad`."""
+def malformed_line_case(
+    path: str, line: int, reason: str, case_id: str | None = None
+) -> DecidedCase:
+    """The `HARNESS_ERROR` case that stands for a malformed line under `--skip-bad`: its id
+    when the line's id could be read, else `line:N`."""
     return DecidedCase(
-        id=f"line:{line}",
+        id=case_id or f"line:{line}",
         tag=FailureTag.HARNESS_ERROR,
         error=f"malformed input line {path}:{line}: {reason}",
         line=line,
@@ -220,6 +225,25 @@ def parse_case_line(
             f"expected a JSON object, got {type(record).__name__}", path=path, line=line
         )
     case_id = _case_id(record, fields, path=path, line=line)
+    try:
+        return _case_of_record(
+            record, case_id, path=path, line=line, fields=fields, need_response=need_response
+        )
+    except EvalInputError as exc:
+        exc.case_id = case_id
+        raise
+
+
+def _case_of_record(
+    record: dict[str, Any],
+    case_id: str,
+    *,
+    path: str,
+    line: int,
+    fields: FieldNames,
+    need_response: bool,
+) -> MathCase | DecidedCase:
+    """The case of a record whose id is `case_id` (`parse_case_line`'s second half)."""
     gold_value: object = None
     for name in fields.gold:
         if name in record:
@@ -303,6 +327,11 @@ def read_cases(
         )
 
 
+def _unseen(case_id: str | None, seen: Mapping[str, int]) -> str | None:
+    """A malformed line's id, unless an earlier line has it (then it stands as `line:N`)."""
+    return None if case_id in seen else case_id
+
+
 def cases_of_lines(
     lines: Iterable[tuple[int, bytes]],
     *,
@@ -339,7 +368,7 @@ def cases_of_lines(
         except EvalInputError as exc:
             if not skip_bad:
                 raise
-            case = malformed_line_case(path, number, exc.reason)
+            case = malformed_line_case(path, number, exc.reason, _unseen(exc.case_id, seen))
         seen[case.id] = number
         count += 1
         yield case

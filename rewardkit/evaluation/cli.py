@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_execution_options(math)
     _add_output_options(math)
     _add_generation_options(math)
+    math.set_defaults(task_parser=math)  # errors found after parsing name the task's usage
     return parser
 
 
@@ -437,7 +438,7 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        endpoint = _endpoint(args, parser)
+        endpoint = _endpoint(args, args.task_parser)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if args.resume and not args.output:

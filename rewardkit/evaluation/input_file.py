@@ -70,6 +70,40 @@ class InputRef:
         return descriptor
 
 
+COMPRESSED_FORMATS = (
+    (b"\x1f\x8b", "gzip", "gunzip -c"),
+    (b"BZh", "bzip2", "bunzip2 -c"),
+    (b"\xfd7zXZ\x00", "xz", "xz -dc"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -dc"),
+)
+"""Magic bytes of compressed files, their name and the command that writes them out."""
+
+
+def refuse_other_formats(stream: IO[bytes], path: str) -> None:
+    """`EvalInputError` saying what is expected when the input is a compressed file or a JSON
+    array (a `.json` file) rather than JSONL text: said once, before any line (a compressed file
+    was "not UTF-8", an array "not valid JSON" or "expected a JSON object"). Peeks at the first
+    bytes without consuming them (a pipe too)."""
+    peek = getattr(stream, "peek", None)
+    head = peek(64)[:64] if peek is not None else b""
+    for magic, name, command in COMPRESSED_FORMATS:
+        if head.startswith(magic):
+            raise EvalInputError(
+                f"{name}-compressed, and rewardkit eval reads JSONL text: decompress it first "
+                f"({command} {path} > cases.jsonl), or pipe it in "
+                f"({command} {path} | rewardkit eval math /dev/stdin)",
+                path=path,
+            )
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"["):
+        raise EvalInputError(
+            "a JSON array (a .json file), and rewardkit eval reads JSONL: one JSON object per "
+            f"line. Convert it first: jq -c '.[]' {path} > cases.jsonl",
+            path=path,
+            line=head[: len(head) - len(text)].count(b"\n") + 1,
+        )
+
+
 class InputFile:
     """The input of a run, opened once: a stream for the one sequential reader, its descriptor
     for positional reads and workers, and its state at the start, to notice changes."""
@@ -94,12 +128,17 @@ class InputFile:
                 f"cannot read input: {exc.strerror or exc}", path=str(path)
             ) from None
         try:
-            return cls(path, stream, max_line_bytes=max_line_bytes)
+            opened = cls(path, stream, max_line_bytes=max_line_bytes)
+            refuse_other_formats(stream, str(path))
         except OSError as exc:
             stream.close()
             raise EvalInputError(
                 f"cannot read input: {exc.strerror or exc}", path=str(path)
             ) from None
+        except EvalInputError:
+            stream.close()
+            raise
+        return opened
 
     @property
     def size(self) -> int:
