@@ -17,7 +17,6 @@ import importlib
 import os
 import re
 import signal
-import stat
 import sys
 import warnings
 from collections.abc import Sequence
@@ -476,39 +475,18 @@ def main(argv: list[str]) -> int:
     return _print_outcome(run, args)
 
 
-MAX_TOKEN_BYTES = 64 << 10
-"""The largest token file read (a token is a line; a device behind the name is refused)."""
-
-
-def _read_token(path: str) -> str:
-    """The bearer token in the file `path` (its first line, stripped); `EvalConfigError` when
-    it cannot be read, is not a regular file, or is empty."""
-    from rewardkit.evaluation.errors import os_error_reason
-
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise EvalConfigError(f"--reward-token-file {path}: {os_error_reason(exc)}") from None
-    with os.fdopen(descriptor, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise EvalConfigError(f"--reward-token-file {path}: not a regular file")
-        data = stream.read(MAX_TOKEN_BYTES + 1)
-    lines = data.decode("utf-8", "replace").strip().splitlines()
-    if len(data) > MAX_TOKEN_BYTES or not lines or not lines[0].strip():
-        raise EvalConfigError(f"--reward-token-file {path}: expected the token on its first line")
-    return lines[0].strip()
-
-
 def _connect_reward_server(args: argparse.Namespace) -> int | None:
     """Build the `--reward-url` grader and reach its server before the run; the exit status
     when that fails (3: the server does not answer, nothing could be graded; 2: it refuses
     the reward name or the token), else None."""
+    from rewardkit.serve.auth import read_token
+    from rewardkit.serve.config import ServeConfigError
     from rewardkit.serve.grading import RemoteGrader, RewardServerDown, RewardServerRefused
 
     try:
-        token = None if args.reward_token_file is None else _read_token(args.reward_token_file)
-    except EvalConfigError as exc:
-        _error(str(exc))
+        token = read_token(args.reward_token_file)  # (no file: $REWARDKIT_SERVE_TOKEN, or None)
+    except ServeConfigError as exc:
+        _error(f"--reward-token-file: {exc}")
         return EXIT_USAGE
     grader = RemoteGrader(args.reward_url, token=token)
     try:

@@ -29,11 +29,9 @@ import httpx
 
 from rewardkit.failures import FailureTag
 from rewardkit.math.verdict import MathVerdict
+from rewardkit.serve.auth import TOKEN_ENV
 from rewardkit.serve.client import RETRY_STATUSES, RemoteReward, RemoteRewardError
 from rewardkit.serve.outcomes import RemoteSampleError, SampleOutcome
-
-TOKEN_VARIABLE = "REWARDKIT_SERVE_TOKEN"
-"""The environment variable ``RemoteReward`` reads the server's bearer token from."""
 
 
 class RewardServerDown(RuntimeError):
@@ -92,7 +90,6 @@ class RemoteGrader:
         self._loop_pid = 0
 
     def _new_remote(self) -> RemoteReward:
-        auth = {} if self.token is None else {"token": self.token}
         return RemoteReward(
             self.base,
             self.reward_name,
@@ -100,7 +97,7 @@ class RemoteGrader:
             retries=self.retries,
             backoff=self.backoff,
             max_batch=1,
-            **auth,  # type: ignore[arg-type]
+            token=self.token,
         )
 
     @property
@@ -154,12 +151,9 @@ class RemoteGrader:
 
     def _refusal_hint(self, exc: RemoteRewardError) -> str:
         if exc.status in (401, 403):
-            source = (
-                "the token given"
-                if self.token is not None
-                else f"no token (${TOKEN_VARIABLE} is not set)"
-            )
-            return f" (sent {source}; give the server's token with --reward-token-file or ${TOKEN_VARIABLE})"
+            sent = self.token is not None or bool(os.environ.get(TOKEN_ENV, "").strip())
+            source = "a token it does not accept" if sent else f"no token (${TOKEN_ENV} is not set)"
+            return f" (sent {source}; give the server's token with --reward-token-file or ${TOKEN_ENV})"
         return ""  # (a 404 names the served rewards itself)
 
     def _health_problem(self, *, timeout: float) -> str | None:

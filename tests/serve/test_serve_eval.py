@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -176,3 +177,70 @@ def test_reward_url_and_grader_are_exclusive(capsys: pytest.CaptureFixture[str])
     )
     assert status == 2
     assert "give one" in capsys.readouterr().err
+
+
+def _without_token_env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "REWARDKIT_SERVE_TOKEN"}
+
+
+def test_the_token_goes_from_a_file_or_the_environment(
+    start_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    server = start_server("math_reward", "--token-file", str(token_file))
+    data = tmp_path / "cases.jsonl"
+    data.write_text("".join(json.dumps(case) + "\n" for case in CASES))
+    base = _eval_command(str(data), "--reward-url", server.url, "--workers", "0")
+    environ = _without_token_env()
+    refused = subprocess.run(base, capture_output=True, text=True, timeout=300, env=environ)
+    assert refused.returncode == 2, refused.stderr
+    assert "HTTP 401" in refused.stderr
+    assert "sent no token" in refused.stderr
+    assert "--reward-token-file or $REWARDKIT_SERVE_TOKEN" in refused.stderr
+    by_file = subprocess.run(
+        [*base, "--reward-token-file", str(token_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environ,
+    )
+    assert by_file.returncode == 0, by_file.stderr
+    by_environment = subprocess.run(
+        base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environ, "REWARDKIT_SERVE_TOKEN": "s3cret-token"},
+    )
+    assert by_environment.returncode == 0, by_environment.stderr
+    wrong = subprocess.run(
+        base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environ, "REWARDKIT_SERVE_TOKEN": "guess"},
+    )
+    assert wrong.returncode == 2, wrong.stderr
+    assert "sent a token it does not accept" in wrong.stderr
+
+
+def test_a_token_file_needs_a_reward_url_and_must_be_readable(tmp_path: Path) -> None:
+    alone = subprocess.run(
+        _eval_command("--reward-token-file", str(tmp_path / "t")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert alone.returncode == 2
+    assert "--reward-token-file needs --reward-url" in alone.stderr
+    missing = subprocess.run(
+        _eval_command(
+            "--reward-url", "http://127.0.0.1:9", "--reward-token-file", str(tmp_path / "t")
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert missing.returncode == 2
+    assert "--reward-token-file: cannot read the token file" in missing.stderr
