@@ -20,17 +20,24 @@ from rewardkit.shaping.length import (
     cosine_scaled_score,
     len_reward,
     len_reward_scores,
+    open_r1_len_reward,
     soft_overlong_punishment_score,
 )
-from rewardkit.shaping.repetition import RepetitionPenalty, repetition_penalty_score
+from rewardkit.shaping.repetition import (
+    RepetitionPenalty,
+    TokenRepetitionPenalty,
+    repetition_penalty_score,
+)
 
 __all__ = [
     "CosineScaledReward",
     "RepetitionPenalty",
     "SoftOverlongPunishment",
+    "TokenRepetitionPenalty",
     "cosine_scaled_score",
     "len_reward",
     "len_reward_scores",
+    "open_r1_len_reward",
     "reasoning_steps_reward",
     "reasoning_steps_score",
     "repetition_penalty_score",

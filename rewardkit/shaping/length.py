@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rewardkit.groups import group_reward
 from rewardkit.results import RewardResult
@@ -14,7 +14,9 @@ from rewardkit.rewards import BaseReward
 
 def _count(value: Any, what: str, *, positive: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (1 if positive else 0):
-        raise ValueError(f"{what} must be a {'positive' if positive else 'non-negative'} integer, got {value!r}")
+        raise ValueError(
+            f"{what} must be a {'positive' if positive else 'non-negative'} integer, got {value!r}"
+        )
     return value
 
 
@@ -59,7 +61,9 @@ class SoftOverlongPunishment(BaseReward):
 
     def call(self, completion_length: int) -> float:
         """The punishment (``<= 0``) for a completion of ``completion_length`` tokens."""
-        return soft_overlong_punishment_score(completion_length, self.max_completion_length, self.soft_punish_cache)
+        return soft_overlong_punishment_score(
+            completion_length, self.max_completion_length, self.soft_punish_cache
+        )
 
     def __repr__(self) -> str:
         return (
@@ -99,6 +103,7 @@ def cosine_scaled_score(
     max_value_wrong: float = -0.5,
     min_value_correct: float = 0.5,
     max_value_correct: float = 1.0,
+    cap: bool = True,
 ) -> float:
     """open-r1's ``get_cosine_scaled_reward`` (after Yeo et al., 2025, "Demystifying Long
     Chain-of-Thought Reasoning in LLMs")::
@@ -107,13 +112,13 @@ def cosine_scaled_score(
 
     with ``(min_value, max_value)`` = ``(min_value_correct, max_value_correct)`` for a correct
     answer (shorter scores higher) and ``(max_value_wrong, min_value_wrong)`` for a wrong one
-    (longer is penalised less). One deliberate difference: ``length`` is capped at ``max_len``
-    (the paper's cosine is defined up to the maximum length; open-r1's uncapped cosine turns
-    back up past it, so a correct answer of twice ``max_len`` would score the maximum again).
+    (longer is penalised less). ``cap`` (default, as TRL does): ``length`` is capped at
+    ``max_len``, where the paper's schedule ends; open-r1's uncapped cosine (``cap=False``) turns
+    back up past it, so a correct answer of twice ``max_len`` scores the maximum again.
     """
     _count(length, "length")
     _count(max_len, "max_len", positive=True)
-    cosine = math.cos(min(length, max_len) / max_len * math.pi)
+    cosine = math.cos((min(length, max_len) if cap else length) / max_len * math.pi)
     if correct:
         low, high = min_value_correct, max_value_correct
     else:
@@ -121,11 +126,30 @@ def cosine_scaled_score(
     return low + 0.5 * (high - low) * (1.0 + cosine)
 
 
+Grader = Literal["rewardkit", "open-r1", "trl"]
+LengthUnit = Literal["chars", "tokens"]
+
+
+def correct_by(grader: Grader, final_response: str, answer: str) -> bool | None:
+    """Correctness by ``grader``: rewardkit's math grader (``graded_correct``) or open-r1's or
+    TRL's math_verify grading (``rewardkit.shaping.peer_graders``); ``None``: a gold that does
+    not parse."""
+    if grader == "rewardkit":
+        return graded_correct(final_response, answer)
+    from rewardkit.shaping.peer_graders import peer_correct
+
+    return peer_correct(final_response, answer, grader)
+
+
 class CosineScaledReward(BaseReward):
-    """open-r1's cosine-scaled correctness reward of ``final_response`` against ``answer``:
-    correctness from rewardkit's math grader, length in characters (as open-r1). A gold that
-    cannot be parsed makes the sample not applicable (open-r1 scores it 1.0). Defaults are
-    ``get_cosine_scaled_reward``'s."""
+    """open-r1's cosine-scaled correctness reward of ``final_response`` against ``answer``.
+
+    Defaults are ``get_cosine_scaled_reward``'s values with rewardkit's choices: correctness from
+    rewardkit's math grader, length in characters capped at ``max_len``, a gold that cannot be
+    parsed makes the sample not applicable. ``grader``, ``length`` (``"tokens"``: the
+    ``completion_length`` TRL and rewardkit's verl managers pass), ``cap`` and ``bad_gold`` (a
+    number to score instead) change each; ``CosineScaledReward.open_r1()`` and
+    ``CosineScaledReward.trl(max_len)`` are open-r1's and TRL's exact rewards."""
 
     name: ClassVar[str] = "cosine_scaled_reward"
     extra_keys: ClassVar[Mapping[str, type]] = {"correct": bool, "length": int}
@@ -138,26 +162,69 @@ class CosineScaledReward(BaseReward):
         max_value_wrong: float = -0.5,
         min_value_correct: float = 0.5,
         max_value_correct: float = 1.0,
+        grader: Grader = "rewardkit",
+        length: LengthUnit = "chars",
+        cap: bool = True,
+        bad_gold: float | None = None,
     ) -> None:
         _count(max_len, "max_len", positive=True)
+        if grader not in ("rewardkit", "open-r1", "trl"):
+            raise ValueError(f"grader must be 'rewardkit', 'open-r1' or 'trl', got {grader!r}")
+        if length not in ("chars", "tokens"):
+            raise ValueError(f"length must be 'chars' or 'tokens', got {length!r}")
         self.options = {
             "max_len": max_len,
             "min_value_wrong": float(min_value_wrong),
             "max_value_wrong": float(max_value_wrong),
             "min_value_correct": float(min_value_correct),
             "max_value_correct": float(max_value_correct),
+            "cap": bool(cap),
         }
+        self.grader: Grader = grader
+        self.length: LengthUnit = length
+        self.bad_gold = None if bad_gold is None else float(bad_gold)
 
-    def call(self, final_response: str, answer: str) -> Any:
+    @classmethod
+    def open_r1(cls, *, max_len: int = 1000, **values: float) -> CosineScaledReward:
+        """open-r1's ``get_cosine_scaled_reward`` exactly: its math_verify grading, characters,
+        no cap, 1.0 for a gold that does not parse."""
+        return cls(
+            max_len=max_len, grader="open-r1", length="chars", cap=False, bad_gold=1.0, **values
+        )
+
+    @classmethod
+    def trl(cls, max_len: int, **values: float) -> CosineScaledReward:
+        """TRL's ``trl.rewards.get_cosine_scaled_reward`` exactly: its math_verify grading, tokens
+        (``completion_length``), capped, not applicable (TRL's ``None``) for a gold that does not parse."""
+        return cls(max_len=max_len, grader="trl", length="tokens", cap=True, **values)
+
+    def call(self, final_response: str, answer: str, completion_length: int | None = None) -> Any:
         """The cosine-scaled reward, with ``correct`` and ``length`` as extras."""
-        correct = graded_correct(final_response, answer)
+        if self.length == "tokens":
+            if completion_length is None:
+                raise ValueError(
+                    "length='tokens' needs completion_length, which TRL and rewardkit's verl reward "
+                    "managers pass; use length='chars' elsewhere"
+                )
+            size = completion_length
+        else:
+            size = len(final_response)
+        correct = correct_by(self.grader, final_response, answer)
         if correct is None:
-            return RewardResult.not_applicable("the gold answer cannot be parsed")
-        score = cosine_scaled_score(len(final_response), correct, **self.options)
-        return {"reward": score, "correct": correct, "length": len(final_response)}
+            if self.bad_gold is None:
+                return RewardResult.not_applicable("the gold answer cannot be parsed")
+            return {"reward": self.bad_gold, "correct": None, "length": size}
+        score = cosine_scaled_score(size, correct, **self.options)  # type: ignore[arg-type]
+        return {"reward": score, "correct": correct, "length": size}
 
     def __repr__(self) -> str:
-        return f"CosineScaledReward({', '.join(f'{k}={v!r}' for k, v in self.options.items())})"
+        settings = {
+            **self.options,
+            "grader": self.grader,
+            "length": self.length,
+            "bad_gold": self.bad_gold,
+        }
+        return f"CosineScaledReward({', '.join(f'{k}={v!r}' for k, v in settings.items())})"
 
 
 # -- open-r1: len_reward (a group reward) ---------------------------------------------------
@@ -193,6 +260,21 @@ def len_reward(final_response: list[str], answer: list[str]) -> list[float]:
     return len_reward_scores([len(response) for response in final_response], flags)
 
 
+@group_reward(name="open_r1_len_reward", over="batch")
+def open_r1_len_reward(final_response: list[str], answer: list[str]) -> list[float]:
+    """open-r1's ``len_reward`` exactly: lengths ranked over every completion of the call (under
+    TRL, the whole batch of several prompts, not each prompt's group), correctness by open-r1's
+    math_verify grading, a gold that does not parse counting as correct. ``len_reward`` is the
+    per-group reading of the same formula."""
+    from rewardkit.shaping.peer_graders import peer_correct
+
+    correct = [
+        peer_correct(response, gold, "open-r1") for response, gold in zip(final_response, answer)
+    ]
+    flags = [True if value is None else value for value in correct]
+    return len_reward_scores([len(response) for response in final_response], flags)
+
+
 __all__ = [
     "CosineScaledReward",
     "SoftOverlongPunishment",
@@ -200,5 +282,6 @@ __all__ = [
     "graded_correct",
     "len_reward",
     "len_reward_scores",
+    "open_r1_len_reward",
     "soft_overlong_punishment_score",
 ]
