@@ -257,6 +257,15 @@ def _changed_before_return(facts: RewardFacts, target: ast.expr) -> str | None:
     return None
 
 
+def _keys(target: ast.expr) -> list[str | None]:
+    """The literal keys of a dict display or ``dict(...)`` call (``None``: not a literal)."""
+    if isinstance(target, ast.Dict):
+        return [string_value(key) for key in target.keys]
+    if isinstance(target, ast.Call):
+        return [keyword.arg for keyword in target.keywords]
+    return []
+
+
 def _copy_risk(
     facts: RewardFacts, target: ast.expr, key: str | None, value: ast.expr, expression: str
 ) -> str | None:
@@ -265,6 +274,10 @@ def _copy_risk(
     if key not in SCORE_KEYS:
         named = f"the value of `{key}`" if key else "a positional value"
         return f"`{expression}` ({named}) is a guess: no key says which entry is the score"
+    scores = sorted({name for name in _keys(target) if name in SCORE_KEYS})
+    if len(scores) > 1:
+        listed = ", ".join(f"`{name}`" for name in scores)
+        return f"`{expression}` is a guess: {listed} could each be the score"
     if not evaluates_cheaply(value):
         return f"`{expression}` would run twice, and may not give the same value twice"
     if isinstance(value, ast.Name) and value.id in _walrus_names(target):
@@ -284,7 +297,7 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
     editor to select.
 
     Safe only when the copy is certainly the score the dict returns: a key that says it is the
-    score (``score``, ``f1``...), a value that is a name or a literal (evaluating anything else
+    score (``score``, ``f1``...) and no other entry's key does, a value that is a name or a literal (evaluating anything else
     again may run a judge or a property twice), not bound by ``:=`` in the dict, in a dict not
     changed between its display and its ``return`` (:func:`_copy_risk`)."""
     if isinstance(target, ast.Dict):

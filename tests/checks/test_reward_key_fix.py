@@ -110,6 +110,9 @@ def test_the_selection_moves_with_the_definition() -> None:
         ('    ok = final_response == answer\n    return {"label": "x", "ok": ok}\n', False),
         ('    return {"label": "x", "n": len(final_response)}\n', False),
         ("    return dict(label='x', n=-1)\n", False),
+        # two entries could each be the score: which one is a guess
+        ('    f1 = helper(final_response)\n    return {"acc": judge(f1), "f1": 0.5}\n', False),
+        ("    return dict(score=0.5, accuracy=1.0)\n", False),
     ],
 )
 def test_a_value_is_safe_only_from_a_key_that_names_the_score(body: str, safe: bool) -> None:
