@@ -79,7 +79,7 @@ COMPRESSED_FORMATS = (
 """Magic bytes of compressed files, their name and the command that writes them out."""
 
 
-def refuse_other_formats(stream: IO[bytes], path: str) -> None:
+def refuse_other_formats(stream: IO[bytes], path: str, *, piped: bool = False) -> None:
     """`EvalInputError` saying what is expected when the input is a compressed file or a JSON
     array (a `.json` file) rather than JSONL text: said once, before any line (a compressed file
     was "not UTF-8", an array "not valid JSON" or "expected a JSON object"). Peeks at the first
@@ -87,6 +87,12 @@ def refuse_other_formats(stream: IO[bytes], path: str) -> None:
     peek = getattr(stream, "peek", None)
     head = peek(64)[:64] if peek is not None else b""
     for magic, name, command in COMPRESSED_FORMATS:
+        if head.startswith(magic) and piped:
+            raise EvalInputError(
+                f"{name}-compressed data, and rewardkit eval reads JSONL text: decompress it "
+                f"before it is piped in ({command} FILE | rewardkit eval math /dev/stdin)",
+                path=path,
+            )
         if head.startswith(magic):
             raise EvalInputError(
                 f"{name}-compressed, and rewardkit eval reads JSONL text: decompress it first "
@@ -129,7 +135,7 @@ class InputFile:
             ) from None
         try:
             opened = cls(path, stream, max_line_bytes=max_line_bytes)
-            refuse_other_formats(stream, str(path))
+            refuse_other_formats(stream, str(path), piped=not opened.regular)
         except OSError as exc:
             stream.close()
             raise EvalInputError(

@@ -33,6 +33,11 @@ from rewardkit.serve.auth import TOKEN_ENV
 from rewardkit.serve.client import RETRY_STATUSES, RemoteReward, RemoteRewardError
 from rewardkit.serve.outcomes import RemoteSampleError, SampleOutcome
 
+_DOWN_SERVERS: dict[str, tuple[str, float]] = {}
+"""In this process: the reward servers found not answering (base URL -> why, when last asked).
+Per process, not per grader object: an eval worker gets a fresh copy of its grader with each
+task, and every one of them must know the server is down."""
+
 
 class RewardServerDown(RuntimeError):
     """The reward server did not answer (refused the connection, timed out, 5xx after the
@@ -83,9 +88,6 @@ class RemoteGrader:
         self.backoff = backoff
         self.probe_interval = probe_interval
         self._remote = self._new_remote()
-        self._down: str | None = None
-        """Why the server was found not answering (None: it answers, as far as we know)."""
-        self._probed_at = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_pid = 0
 
@@ -181,16 +183,18 @@ class RemoteGrader:
     def _check_alive(self) -> None:
         """Fail at once while the server is known not to answer; ask ``/health`` again at most
         every ``probe_interval`` seconds."""
-        if self._down is None:
+        down = _DOWN_SERVERS.get(self.base)
+        if down is None:
             return
+        why, probed_at = down
         now = time.monotonic()
-        if now - self._probed_at >= self.probe_interval:
-            self._probed_at = now
+        if now - probed_at >= self.probe_interval:
+            _DOWN_SERVERS[self.base] = (why, now)
             if self._health_problem(timeout=5.0) is None:
-                self._down = None
+                _DOWN_SERVERS.pop(self.base, None)
                 return
         raise RewardServerDown(
-            f"the reward server at {self.base} does not answer ({self._down}); "
+            f"the reward server at {self.base} does not answer ({why}); "
             f"not sent: it is asked again every {self.probe_interval:g} s"
         )
 
@@ -211,7 +215,7 @@ class RemoteGrader:
             )
         except RemoteRewardError as exc:
             if exc.status is None or exc.status in RETRY_STATUSES:
-                self._down, self._probed_at = str(exc), time.monotonic()
+                _DOWN_SERVERS[self.base] = (str(exc), time.monotonic())
                 raise RewardServerDown(
                     f"the reward server at {self.base} did not answer: {exc}"
                 ) from None

@@ -61,7 +61,8 @@ def test_a_gzip_stream_on_stdin_is_named_too(tmp_path: Path) -> None:
         env=cli_env(),
     )
     assert done.returncode == 2
-    assert b"gzip-compressed" in done.stderr
+    assert b"gzip-compressed data" in done.stderr
+    assert b"decompress it before it is piped in" in done.stderr
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
