@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Literal, Protocol
 
 from rewardkit.math.guards import CODE_REFUSAL, symbolic_guard
+from rewardkit.math.relations import System, system
 from rewardkit.math.representation import (
     APPROX,
     SUBSCRIPTED_NAME,
@@ -92,6 +93,8 @@ class SymbolicBackend(Protocol):
     def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome: ...
 
     def compare_matrix_expression(self, answer: str, gold: Matrix, settings: Settings) -> Outcome: ...
+
+    def compare_systems(self, answer: System, gold: System, settings: Settings) -> Outcome | None: ...
 
 
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
@@ -287,6 +290,8 @@ def _distinct(items: tuple[Value, ...]) -> tuple[Value, ...]:
 
 def _is_record(gold: Sequence) -> bool:
     """``p=5, q=2``: a bare list of assignments to different variables names its parts in order."""
+    if gold.alternatives:
+        return False  # "u=0 or v=0" names alternatives, not the parts of a point
     variables = [item.variable for item in gold.items if isinstance(item, Assignment)]
     return len(variables) == len(gold.items) > 1 and len(set(variables)) == len(variables)
 
@@ -513,8 +518,50 @@ def _names_the_answer(answer: Assignment, gold: Assignment) -> bool:
     return subscripted is not None and answer.variable == re.split(r"_", gold.variable, maxsplit=1)[0]
 
 
+#: The reasons of a rejection that comparing two systems of relations by their solutions may revise.
+_RELATION_REASONS = ("equation", "set", "interval", "hedge", "bad_gold")
+
+
+def _is_membership(value: Value) -> bool:
+    """``x \\in [1, 2)``: a variable in an interval or a union of intervals."""
+    return isinstance(value, Assignment) and isinstance(value.value, (Sequence, Union)) and not value.label
+
+
+def compare_systems(
+    answer: Value, gold: Value, outcome: Outcome, settings: Settings, backend: SymbolicBackend | None
+) -> Outcome:
+    """Lenient: relations that the structural rules rejected compared by their solutions
+    (``x^2=9`` and ``x=\\pm 3``; ``y \\geq \\sqrt3`` and ``y \\in [\\sqrt3, \\infty)``), when both are relations."""
+    if settings.strict or outcome.correct or outcome.reason not in _RELATION_REASONS:
+        return outcome
+    if outcome.reason == "bad_gold" and not _is_membership(gold):
+        return outcome
+    answer_system, gold_system = system(answer), system(gold)
+    if answer_system is None or gold_system is None:
+        return outcome
+    refused = _guard(
+        tuple(side for relation in gold_system for side in relation.sides),
+        tuple(side for relation in answer_system for side in relation.sides),
+    )
+    if refused is not None:
+        return refused
+    if backend is None:
+        raise NeedsSymbolic
+    revised = backend.compare_systems(answer_system, gold_system, settings)
+    if revised is None or not (revised.correct or revised.reason == "undecided"):
+        return outcome  # different solutions: the structural rule's rejection stands, with its reason
+    return revised
+
+
 def compare_values(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     """Dispatch on the gold's shape; raises ``NeedsSymbolic`` when sympy is needed and ``backend`` is None."""
+    if not settings.strict and _is_membership(gold) and isinstance(answer, Relation):
+        return compare_systems(answer, gold, Outcome(False, "equation"), settings, backend)
+    outcome = _compare_shapes(answer, gold, settings, backend)
+    return compare_systems(answer, gold, outcome, settings, backend)
+
+
+def _compare_shapes(answer: Value, gold: Value, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     if settings.strict:
         answer, gold = _label_as_relation(answer), _label_as_relation(gold)
     else:

@@ -222,12 +222,28 @@ _CONNECTIVE = re.compile(
 )
 
 
+_RELATION_MARK = re.compile(r"=|<|>|\\[lg]eq?(?![a-z])|\\neq|\\in(?![a-z])")
+
+
+def _connective(match: re.Match[str]) -> str:
+    """``, `` for a list; ``; `` for "or" between two relations (alternatives: ``u=0 \\text{ or } v=0``
+    is not the point ``u=0, v=0``)."""
+    word = (match.group(1) or match.group(2) or match.group()).strip()
+    if word in ("or", "\\lor", "\\vee"):
+        before = re.split(r"[,;]", match.string[: match.start()])[-1]
+        after = re.split(r"[,;]", match.string[match.end() :])[0]
+        if _RELATION_MARK.search(before) and _RELATION_MARK.search(after):
+            return "; "
+    return ", "
+
+
 def unwrap_text(text: str) -> str:
-    """``\\text{yes}`` -> ``yes``; ``3 \\text{ or } 4`` -> ``3, 4`` (several candidates, a list)."""
+    """``\\text{yes}`` -> ``yes``; ``3 \\text{ or } 4`` -> ``3, 4`` (several candidates, a list);
+    ``x=3 \\text{ or } x=-3`` -> ``x=3; x=-3`` (alternative relations)."""
     if "\\" in text:  # unwrap first, so "3 \\text{ or four}" shows its connective
         text = _unwrap_commands(text, lambda content: " " + content + " ")
     if "or" in text or "and" in text or "\\l" in text or "vee" in text or "wedge" in text:
-        text = _CONNECTIVE.sub(", ", text)
+        text = _CONNECTIVE.sub(_connective, text)
     return text
 
 
@@ -524,7 +540,7 @@ STEPS: tuple[NormalizationStep, ...] = (
     ),
     NormalizationStep(
         "text", unwrap_text,
-        _example(("\\text{Yes}", " Yes "), ("3 \\text{ or } 4", "3, 4"), ("x=1 or x=2", "x=1, x=2"), ("(11,7)or(7,11)", "(11,7), (7,11)")),
+        _example(("\\text{Yes}", " Yes "), ("3 \\text{ or } 4", "3, 4"), ("x=1 or x=2", "x=1; x=2"), ("x=1 and y=2", "x=1, y=2"), ("(11,7)or(7,11)", "(11,7), (7,11)")),
     ),
     NormalizationStep(
         "sized_delimiters", strip_sized_delimiters,

@@ -71,6 +71,7 @@ class Sequence:
     closer: str
     interval: bool = False  # known to be an interval (it came from an inequality)
     solutions: bool = False  # the values a ``\\pm`` stands for (spliced into an enclosing list or set)
+    alternatives: bool = False  # separated by ``;`` ("or" between relations): solutions, not parts of one
 
     @property
     def is_unordered(self) -> bool:
@@ -494,10 +495,12 @@ def _parse(text: str) -> Value:
     text = text.strip()
     # "p=5,q=2; p=7,q=2": semicolons separate solutions, commas the parts of one.
     parts = [part.strip() for part in split_top_level(text, ";")] if ";" in text else []
+    alternatives = len(parts) > 1
     if len(parts) < 2:
         parts = [part.strip() for part in split_top_level(text, ",")]
     if len(parts) > 1:
-        return Sequence(_solutions([_parse(part) for part in parts if part and part != "\\dots"]), "", "")
+        items = _solutions([_parse(part) for part in parts if part and part != "\\dots"])
+        return Sequence(items, "", "", alternatives=alternatives)
     if "\\cup" in text or "\\cap" in text or "\\setminus" in text:
         operands, operators = split_at_top_level(text, _SET_OPERATORS)
         if operators and all(operand.strip() for operand in operands):

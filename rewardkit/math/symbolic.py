@@ -33,7 +33,9 @@ from rewardkit.math.identity import (
     proportional,
 )
 from rewardkit.math.magnitude import MAX_BINOMIAL_ARGUMENT, MAX_FACTORIAL_ARGUMENT
+from rewardkit.math.relations import System
 from rewardkit.math.representation import Expression, Matrix, Number, Relation, Value, parse_value
+from rewardkit.math.solution_sets import compare_systems
 from rewardkit.math.verdict import quoted
 
 _NORMALIZATION = NormalizationConfig(
@@ -311,6 +313,10 @@ class SympyBackend:
                 if gold_cell is None or not _equal_entries(value[row_index, column_index], gold_cell):
                     return Outcome(False, "matrix")
         return Outcome(True, "matrix")
+
+    def compare_systems(self, answer: System, gold: System, settings: Settings) -> Outcome | None:
+        """Alternatives of relations by their solutions (``solution_sets``)."""
+        return compare_systems(answer, gold, to_sympy)
 
     def compare_relations(self, answer: Relation, gold: Relation, settings: Settings) -> Outcome:
         for side in gold.sides:

@@ -21,6 +21,7 @@ REASONS: tuple[str, ...] = (
     "tuple",
     "matrix",
     "equation",
+    "undecided",
     "hedge",
     "guard",
     "timeout",
