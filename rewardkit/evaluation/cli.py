@@ -567,7 +567,8 @@ def _grader_line(args: argparse.Namespace) -> str:
     describe = getattr(grader, "describe", None)
     if callable(describe) and args.reward_url is not None:
         return f"\ngraded by the {describe()}"
-    return f"\ngraded by {getattr(grader, '__module__', '?')}:{getattr(grader, '__qualname__', grader)}"
+    name = getattr(grader, "__qualname__", None) or f"{type(grader).__qualname__} instance"
+    return f"\ngraded by {getattr(grader, '__module__', '?')}:{name}"
 
 
 def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:

@@ -93,3 +93,20 @@ def grade_swallowing_everything(response: str, gold: str, **options: Any) -> Any
         return grade(response, gold, **options)
     except BaseException:  # (the point of this grader)
         return grade("", gold, **options)
+
+
+class SlowService:
+    """A grader that declares time of its own beyond the case's budget (`harness_seconds`, as
+    `RemoteGrader` does for its HTTP requests) and hangs on `HANG-WORKER` responses: a service
+    that accepted the request and never answered."""
+
+    harness_seconds = 0.5
+
+    def __call__(self, response: str, gold: str, **options: Any) -> Any:
+        if HANG in response:
+            while True:
+                time.sleep(0.01)
+        return grade(response, gold, **options)
+
+
+slow_service = SlowService()
