@@ -8,9 +8,13 @@ A fix is unsafe when it may change what the reward computes rather than only rep
   ``solution_str`` (the model's response) renamed to open-r1's ``solution`` (the gold column)
   makes the reward compare the gold with itself, and every sample scores 1.0;
 - a rename to a name the function already uses (two variables would become one): never
-  applied, only shown;
+  applied, only shown; a rename of a name the function uses by its text (``locals()``,
+  ``eval("answr")``, a call of itself with ``answr=``, ``f"{answr=}"``), which the rename
+  cannot reach;
 - a value the fix has to guess (a ``reward`` key valued from an entry whose key does not say it
-  is the score, or a placeholder ``0.0``), or a conversion that changes the number
+  is the score, or a placeholder ``0.0``), a copy that may differ from the score returned (an
+  expression evaluated twice, a name bound by ``:=`` in the dict, a dict changed before its
+  ``return``), or a conversion that changes the number
   (``int(x)`` truncates, ``float(x)`` does not);
 - a change of the calling convention (``def`` to ``async def``).
 
