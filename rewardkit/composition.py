@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 
 from rewardkit.calculate import CONFIGURATION_ERRORS
 from rewardkit.errors import MissingFieldError, RewardError
-from rewardkit.groups import is_group_reward
+from rewardkit.execution import SampleFailure, SampleRunner
+from rewardkit.groups import group_runner, is_group_reward
 from rewardkit.registry import get_reward
 from rewardkit.results import NotApplicable, RewardResult
 from rewardkit.rewards import BaseReward, FieldBinding, Reward, as_reward
@@ -43,14 +44,52 @@ class RewardComponentError(RewardError):
 
 
 class Component:
-    """One term of a weighted sum: a label, a weight and the reward (normalized)."""
+    """One term of a weighted sum: a label, a weight, the reward (normalized) and, for a reward
+    that declares where or how long it runs, the runner that runs it so (see ``own_runner``)."""
 
-    __slots__ = ("label", "reward", "weight")
+    __slots__ = ("label", "reward", "runner", "weight")
 
     def __init__(self, label: str, reward: Any, weight: float) -> None:
         self.label = label
         self.reward = reward
         self.weight = weight
+        self.runner = own_runner(reward)
+
+    def call(self, fields: Mapping[str, Any]) -> Any:
+        """The component's result on one sample (a coroutine if it is async), in its own mode."""
+        if self.runner is None:
+            return self.reward.invoke(fields)
+        if self.reward.is_async:
+            return self.runner.run(fields, 0)
+        return self.runner.call(fields, 0)
+
+    def call_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
+        """A group component's results on one group (a coroutine if it is async), in its own mode."""
+        if self.runner is None:
+            return self.reward.invoke_group(samples)
+        if self.reward.is_async:
+            return self.runner.run({"samples": samples}, 0)
+        return self.runner.call({"samples": samples}, 0)
+
+
+def own_runner(reward: Any) -> SampleRunner | None:
+    """The runner of a component that declares its own ``execution`` or ``timeout``
+    (``@reward(execution="process")`` for math_verify's signals), so the sum runs it there
+    wherever the sum itself runs (verl's thread pool, a reward thread); ``None``: call it
+    directly. In a worker process of ``reward_processes`` the sum already runs on a process's
+    main thread, under its own timeout: components are called directly there. A component
+    defined in ``__main__`` with ``execution="process"`` is a ``RewardLoadError`` here."""
+    execution = getattr(reward, "execution", None)
+    timeout = getattr(reward, "timeout", None)
+    if execution in (None, "inline") and timeout is None:
+        return None
+    from rewardkit.reward_processes import in_worker_process
+
+    if in_worker_process():
+        return None
+    if is_group_reward(reward):
+        return group_runner(reward)
+    return SampleRunner(reward, untimed="inline", place="the sample")
 
     def __repr__(self) -> str:
         return f"Component({self.label!r}, weight={self.weight!r})"
@@ -66,7 +105,9 @@ def _normalize(reward: Any) -> Any:
 
 def _weight(value: Any, label: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"the weight of component {label!r} must be a finite number, got {value!r}")
+        raise ValueError(
+            f"the weight of component {label!r} must be a finite number, got {value!r}"
+        )
     return float(value)
 
 
@@ -87,7 +128,9 @@ def make_components(
     seen: set[str] = set()
     for label in labels:
         if not isinstance(label, str) or not label or label == "reward" or "/" in label:
-            raise ValueError(f"weighted_sum: component label {label!r} must be a non-empty name other than 'reward', without '/'")
+            raise ValueError(
+                f"weighted_sum: component label {label!r} must be a non-empty name other than 'reward', without '/'"
+            )
         if label in seen:
             raise ValueError(
                 f"weighted_sum: two components are labelled {label!r}; pass labels=[...] (or name the "
@@ -95,7 +138,8 @@ def make_components(
             )
         seen.add(label)
     return tuple(
-        Component(label, reward, _weight(weight, label)) for label, reward, weight in zip(labels, normalized, weights)
+        Component(label, reward, _weight(weight, label))
+        for label, reward, weight in zip(labels, normalized, weights)
     )
 
 
@@ -149,6 +193,11 @@ def combine(components: Sequence[Component], parts: Sequence[RewardResult]) -> R
 
 
 def _component_failure(component: Component, owner: str, exc: Exception) -> Exception:
+    if isinstance(exc, SampleFailure):  # from the component's own runner
+        if not isinstance(exc.error, Exception):
+            exc = RewardComponentError(exc.text, component=component.label)
+        else:
+            exc = exc.error
     if isinstance(exc, (*CONFIGURATION_ERRORS, MissingFieldError)):
         exc.add_note(f"in component {component.label!r} of weighted reward {owner!r}")
         return exc
@@ -188,21 +237,25 @@ class WeightedReward(Reward):
         parts = []
         for component in self.components:
             try:
-                parts.append(component.reward.invoke(fields))
+                parts.append(component.call(fields))
             except Exception as exc:
                 raise _component_failure(component, self.name, exc) from None
         return combine(self.components, parts)
 
-    async def _call_component(self, component: Component, fields: Mapping[str, Any]) -> RewardResult:
+    async def _call_component(
+        self, component: Component, fields: Mapping[str, Any]
+    ) -> RewardResult:
         try:
-            result = component.reward.invoke(fields)
+            result = component.call(fields)
             return await result if component.reward.is_async else result  # type: ignore[no-any-return]
         except Exception as exc:
             raise _component_failure(component, self.name, exc) from None
 
     def _invoke_async(self, fields: Mapping[str, Any]) -> Coroutine[Any, Any, RewardResult]:
         async def run() -> RewardResult:
-            parts = await asyncio.gather(*(self._call_component(c, fields) for c in self.components))
+            parts = await asyncio.gather(
+                *(self._call_component(c, fields) for c in self.components)
+            )
             return combine(self.components, parts)
 
         return run()
@@ -238,7 +291,10 @@ class WeightedReward(Reward):
 
     def __reduce__(self) -> tuple[Any, ...]:
         rewards = [component.reward for component in self.components]
-        return (_rebuild, (rewards, list(self.weights), list(self.labels), self.name, self.binding.location))
+        return (
+            _rebuild,
+            (rewards, list(self.weights), list(self.labels), self.name, self.binding.location),
+        )
 
 
 class WeightedGroupReward(WeightedReward):
@@ -258,8 +314,8 @@ class WeightedGroupReward(WeightedReward):
 
     def _component_results(self, component: Component, samples: Sequence[Mapping[str, Any]]) -> Any:
         if is_group_reward(component.reward):
-            return component.reward.invoke_group(samples)
-        return [component.reward.invoke(sample) for sample in samples]
+            return component.call_group(samples)
+        return [component.call(sample) for sample in samples]
 
     def invoke_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
         """Score one group: each component over it, then the weighted sum per sample."""
@@ -273,12 +329,14 @@ class WeightedGroupReward(WeightedReward):
                 raise _component_failure(component, self.name, exc) from None
         return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
 
-    async def _group_component(self, component: Component, samples: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
+    async def _group_component(
+        self, component: Component, samples: Sequence[Mapping[str, Any]]
+    ) -> list[RewardResult]:
         try:
             if is_group_reward(component.reward):
-                pending = component.reward.invoke_group(samples)
+                pending = component.call_group(samples)
                 return await pending if component.reward.is_async else pending  # type: ignore[no-any-return]
-            results = [component.reward.invoke(sample) for sample in samples]
+            results = [component.call(sample) for sample in samples]
             if component.reward.is_async:
                 return list(await asyncio.gather(*results))
             return results
@@ -286,16 +344,24 @@ class WeightedGroupReward(WeightedReward):
             raise _component_failure(component, self.name, exc) from None
 
     async def _invoke_group_async(self, samples: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
-        columns = await asyncio.gather(*(self._group_component(c, samples) for c in self.components))
+        columns = await asyncio.gather(
+            *(self._group_component(c, samples) for c in self.components)
+        )
         return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
 
 
 def _build(components: tuple[Component, ...], name: str, location: str) -> WeightedReward:
-    cls = WeightedGroupReward if any(is_group_reward(c.reward) for c in components) else WeightedReward
+    cls = (
+        WeightedGroupReward
+        if any(is_group_reward(c.reward) for c in components)
+        else WeightedReward
+    )
     return cls(components, name=name, location=location)
 
 
-def _rebuild(rewards: list[Any], weights: list[float], labels: list[str], name: str, location: str) -> WeightedReward:
+def _rebuild(
+    rewards: list[Any], weights: list[float], labels: list[str], name: str, location: str
+) -> WeightedReward:
     """Unpickle a weighted reward from its parts."""
     return _build(make_components(rewards, weights, labels), name, location)
 

@@ -35,7 +35,13 @@ from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError
 from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner
 from rewardkit.registry import Registration, register
 from rewardkit.results import NotApplicable, RewardResult
-from rewardkit.rewards import FieldBinding, _declared_extra_keys, as_reward, reduce_by_reference
+from rewardkit.rewards import (
+    FieldBinding,
+    _declared_extra_keys,
+    as_reward,
+    reduce_by_reference,
+    source_file,
+)
 
 Over = Literal["group", "batch"]
 
@@ -219,7 +225,7 @@ class GroupReward:
                 f"group reward {self.name!r} ({self.binding.location}) is defined inside a function and "
                 "cannot be found again in another process; decorate a function defined at module level"
             )
-        return reduce_by_reference(self.__module__, qualname)
+        return reduce_by_reference(self.__module__, qualname, source_file(self.__wrapped__))
 
 
 def group_reward(

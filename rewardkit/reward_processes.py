@@ -112,9 +112,16 @@ def _loads(payload: bytes | None) -> BaseException | None:
 class _Worker:
     """What a worker process holds: its reward (or why it could not load it) and its event loop."""
 
+    active = False
     reward: Any = None
     failure: WorkerFailure | None = None
     loop: asyncio.AbstractEventLoop | None = None
+
+
+def in_worker_process() -> bool:
+    """Whether this process is a worker of ``reward_processes`` (where a reward runs on the main
+    thread already, and starts no pools of its own)."""
+    return _Worker.active
 
 
 def _init_worker(blob: bytes) -> None:
@@ -123,6 +130,7 @@ def _init_worker(blob: bytes) -> None:
     returned by every call, since a failing initializer would break the whole pool."""
     from rewardkit.child_processes import die_with_parent
 
+    _Worker.active = True
     # The parent is the fork server (or this process's spawner), whose only thread forked us.
     die_with_parent(os.getppid(), death_signal=True)
     for name in ("SIGINT", "SIGHUP"):
@@ -131,22 +139,10 @@ def _init_worker(blob: bytes) -> None:
     try:
         from rewardkit.rewards import as_reward
 
-        preload, shipped = pickle.loads(blob)
-        for module, path in preload:
-            _load_by_path(module, path)
-        kind, target = pickle.loads(shipped)
+        kind, target = pickle.loads(blob)
         _Worker.reward = as_reward(target.resolve() if kind == "reference" else target)
     except BaseException as exc:
         _Worker.failure = WorkerFailure("load", describe_error(exc), None, traceback.format_exc())
-
-
-def _load_by_path(module: str, path: str) -> None:
-    """Load ``module`` from ``path`` under that name, as the parent did (verl and OpenRLHF load
-    reward files by path, under names ``import`` cannot find), unless ``import`` finds it here."""
-    from rewardkit.rewards import importable, load_module_from_file
-
-    if module not in sys.modules and not importable(module):
-        load_module_from_file(module, path)
 
 
 def _run_call(pickled_fields: bytes) -> Any:
@@ -236,34 +232,38 @@ WORKER_PRELOAD = (
 
 
 class _ShippingPickler(pickle.Pickler):
-    """Pickles what a worker needs to find a reward, noting what it meets on the way: rewards,
-    functions and classes defined in ``__main__`` (which a worker never imports), and modules
-    loaded from a file by path (which a worker loads the same way before unpickling)."""
+    """Pickles what a worker needs to find a reward. Functions and classes of a module loaded
+    from a file by path under a name ``import`` cannot find (verl's ``custom_module_<hash>``,
+    OpenRLHF's ``reward_func``) travel as that file, which the worker loads the same way (reward
+    objects do so themselves); what is defined in ``__main__``, which a worker never imports,
+    is noted in ``in_main``."""
 
     def __init__(self, file: Any) -> None:
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
         self.in_main: list[str] = []
-        self.by_path: dict[str, str] = {}
-        self._seen: set[str] = set()
+        self._files: dict[str, str | None] = {}
 
     def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, (types.FunctionType, type)) or "__wrapped__" in getattr(
-            obj, "__dict__", ()
-        ):
-            module = getattr(obj, "__module__", None)  # a function, a class, a reward object
-        else:
-            module = type(obj).__module__  # an instance (of a BaseReward subclass, say)
-            obj = type(obj)
+        from rewardkit.rewards import file_loaded_by_path, find_in_file, source_file
+
+        if "__wrapped__" in getattr(obj, "__dict__", ()):  # a reward object: it reduces itself
+            if obj.__module__ == "__main__":
+                self.in_main.append(_definition(obj))
+            return NotImplemented
+        if not isinstance(obj, (types.FunctionType, type)):
+            return NotImplemented  # an instance: its class comes here next
+        module = getattr(obj, "__module__", None)
         if module == "__main__":
             self.in_main.append(_definition(obj))
-        elif isinstance(module, str) and module not in self._seen:
-            from rewardkit.rewards import file_loaded_by_path
-
-            self._seen.add(module)
-            path = file_loaded_by_path(module)
-            if path is not None:
-                self.by_path[module] = path
-        return NotImplemented
+            return NotImplemented
+        if not isinstance(module, str):
+            return NotImplemented
+        if module not in self._files:
+            self._files[module] = file_loaded_by_path(module, source_file(obj))
+        path = self._files[module]
+        if path is None:
+            return NotImplemented
+        return (find_in_file, (module, path, obj.__qualname__))
 
 
 def _definition(obj: Any) -> str:
@@ -302,10 +302,13 @@ def main_refusal(name: str, found: list[str]) -> str:
 class RewardProcessPool:
     """The worker processes of one reward (a pebble ``ProcessPool``, started on first use)."""
 
-    def __init__(self, blob: bytes, name: str, workers: int) -> None:
+    def __init__(
+        self, blob: bytes, name: str, workers: int, owner: RewardProcesses | None = None
+    ) -> None:
         self.blob = blob
         self.name = name
         self.workers = workers
+        self.owner = owner
         self.calls = self.timeouts = self.crashes = self.restarts = 0
         self._lock = threading.Lock()
         self._pool: Any = None
@@ -323,6 +326,10 @@ class RewardProcessPool:
                 if self._pool is not None:
                     self.restarts += 1
                     self._pool.stop()
+                elif (
+                    self.owner is not None
+                ):  # listed again after a shutdown (a runner kept this pool)
+                    self.owner.adopt(self)
                 self._pool = self._start()
             pool = self._pool
         return pool.schedule(_run_call, args=(payload,), timeout=timeout)  # type: ignore[no-any-return]
@@ -393,22 +400,25 @@ class RewardProcesses:
                 f"reward {name!r} cannot be sent to a worker process (execution='process'): "
                 f"{describe_error(exc)}"
             ) from exc
-        in_main, by_path = list(scanned.in_main), dict(scanned.by_path)
+        in_main = list(scanned.in_main)
         if (
             reference is not None
         ):  # a reference by name or module:qualname hides where the reward lives
             with contextlib.suppress(Exception):  # not picklable by itself: the reference finds it
-                itself = _scan(reward)
-                in_main += itself.in_main
-                by_path.update(itself.by_path)
+                in_main += _scan(reward).in_main
         if in_main:
             raise RewardLoadError(main_refusal(name, in_main))
-        blob = pickle.dumps((list(by_path.items()), scanned.bytes))  # type: ignore[attr-defined]
+        blob: bytes = scanned.bytes  # type: ignore[attr-defined]
         with self._lock:
             pool = self._pools.get(blob)
             if pool is None:
-                pool = self._pools[blob] = RewardProcessPool(blob, name, self.max_workers)
+                pool = self._pools[blob] = RewardProcessPool(blob, name, self.max_workers, self)
             return pool
+
+    def adopt(self, pool: RewardProcessPool) -> None:
+        """List ``pool`` (starting again after ``shutdown()``) unless one for its reward is listed."""
+        with self._lock:
+            self._pools.setdefault(pool.blob, pool)
 
     def stats(self) -> list[RewardProcessStats]:
         """A snapshot of every pool."""
@@ -527,6 +537,7 @@ __all__ = [
     "WorkerFailure",
     "WorkerTraceback",
     "available_cpus",
+    "in_worker_process",
     "main_refusal",
     "pool_error",
     "reward_processes",

@@ -281,16 +281,31 @@ def importable(module: str) -> bool:
         return False
 
 
-def file_loaded_by_path(module: str | None) -> str | None:
-    """The file of ``module`` when it was loaded by path under a name ``import`` cannot find
-    (as verl and OpenRLHF load reward files), else ``None``."""
+def file_loaded_by_path(module: str | None, source: str | None = None) -> str | None:
+    """The file another process loads ``module`` from when ``import`` cannot find it by name (verl
+    and OpenRLHF load reward files by path): the module's ``__file__`` if it is in ``sys.modules``,
+    else ``source`` (the file defining the object: verl does not register the module); ``None``
+    for a module ``import`` finds, ``__main__``, or one without a file."""
     if not module or "." in module or module == "__main__":
         return None
     loaded = sys.modules.get(module)
-    path = getattr(loaded, "__file__", None)
-    if not isinstance(path, str) or not os.path.isfile(path) or importable(module):
+    path = getattr(loaded, "__file__", None) if loaded is not None else source
+    if not isinstance(path, str) or not path.endswith(".py") or not os.path.isfile(path):
         return None
-    return path
+    return None if importable(module) else path
+
+
+def source_file(obj: object) -> str | None:
+    """The file that defines a function, a reward object's function, or a class (through its
+    methods), as its code says; ``None`` when there is none."""
+    if isinstance(obj, type):
+        for member in vars(obj).values():
+            code = getattr(member, "__code__", None)
+            if code is not None:
+                return code.co_filename  # type: ignore[no-any-return]
+        return None
+    code = _code_of(obj)
+    return code.co_filename if code is not None else None
 
 
 class Reward:
@@ -442,13 +457,14 @@ class Reward:
                 f"reward {self.name!r} ({self.binding.location}) {what} and cannot be found again "
                 "in another process; decorate a function defined at module level"
             )
-        return reduce_by_reference(self.__module__, qualname)
+        return reduce_by_reference(self.__module__, qualname, source_file(self.__wrapped__))
 
 
-def reduce_by_reference(module: str, qualname: str) -> tuple[Any, ...]:
+def reduce_by_reference(module: str, qualname: str, source: str | None = None) -> tuple[Any, ...]:
     """How a reward object pickles: by module and qualified name, and by the file its module was
-    loaded from when ``import`` cannot find that module (another process loads it the same way)."""
-    path = file_loaded_by_path(module)
+    loaded from when ``import`` cannot find that module (another process loads it the same way;
+    ``source``: the file defining it, for a module loaded by path but not registered)."""
+    path = file_loaded_by_path(module, source)
     if path is not None:
         return (find_in_file, (module, path, qualname))
     return (find_by_qualname, (module, qualname))

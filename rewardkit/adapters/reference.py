@@ -10,39 +10,25 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.errors import RewardRegistryError
 from rewardkit.registry import get_registration
-from rewardkit.rewards import BaseReward, Reward, as_reward, find_by_qualname
+from rewardkit.rewards import (
+    BaseReward,
+    Reward,
+    as_reward,
+    file_loaded_by_path,
+    find_by_qualname,
+    source_file,
+)
 from rewardkit.rewards import load_module_from_file as _load_file_module
 
 
 class RewardNotShippableError(RewardRegistryError):
     """A reward cannot be found again in another process: neither its registry name nor its
     ``module:qualname`` leads back to it (typically a reward defined inside a function)."""
-
-
-def _source_file(target: Any) -> str | None:
-    """The ``.py`` file that defines ``target``, if it is one on disk."""
-    code = getattr(target, "__code__", None)
-    filename = getattr(code, "co_filename", None)
-    if isinstance(filename, str) and filename.endswith(".py") and os.path.isfile(filename):
-        return filename
-    return None
-
-
-def _importable(module: str) -> bool:
-    """Whether ``import module`` can find it (already imported, or on ``sys.path``)."""
-    if module in sys.modules:
-        return True
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 @dataclass(frozen=True)
@@ -72,22 +58,24 @@ class RewardReference:
             registration = get_registration(reward)
             return cls("name", registration.name, module=registration.module)
         if isinstance(reward, BaseReward) or getattr(reward, "travels_by_value", False):
-            return cls("value", reward.name, instance=reward)  # state, or a composition of references
+            return cls(
+                "value", reward.name, instance=reward
+            )  # state, or a composition of references
         normalized = as_reward(reward)
         name = normalized.name
         target = reward.__wrapped__ if isinstance(reward, Reward) else reward
         module = getattr(target, "__module__", None)
         qualname = getattr(target, "__qualname__", None)
         if module and qualname and "<locals>" not in qualname:
+            path = file_loaded_by_path(module, source_file(target))
+            if path is not None:  # import cannot find the module by its name in another process
+                return cls("file", name, module=module, qualname=qualname, path=path)
             try:
                 found = find_by_qualname(module, qualname)
             except (ImportError, AttributeError):
                 found = None
             if found is reward:
                 return cls("qualname", name, module=module, qualname=qualname)
-            path = _source_file(target)
-            if found is None and path is not None and not _importable(module):
-                return cls("file", name, module=module, qualname=qualname, path=path)
         if isinstance(reward, Reward):
             try:
                 registration = get_registration(name)
@@ -116,7 +104,9 @@ class RewardReference:
             raise RewardNotShippableError(self.problem or f"reward {self.name!r} is not shippable")
         if self.kind == "file":
             if self.module is None or self.qualname is None or self.path is None:
-                raise RewardNotShippableError(f"reward {self.name!r}: incomplete reference {self!r}")
+                raise RewardNotShippableError(
+                    f"reward {self.name!r}: incomplete reference {self!r}"
+                )
             try:
                 target: Any = _load_file_module(self.module, self.path)
                 for part in self.qualname.split("."):
@@ -129,7 +119,9 @@ class RewardReference:
             return target
         if self.kind == "qualname":
             if self.module is None or self.qualname is None:
-                raise RewardNotShippableError(f"reward {self.name!r}: incomplete reference {self!r}")
+                raise RewardNotShippableError(
+                    f"reward {self.name!r}: incomplete reference {self!r}"
+                )
             try:
                 return find_by_qualname(self.module, self.qualname)
             except (ImportError, AttributeError) as exc:
