@@ -6,9 +6,13 @@ prompt and its gold as the label), as OpenRLHF's ``--reward.remote_url`` does, a
 answer before sending the next; 1, 16 and 64 such clients run at once. Every server is one
 uvicorn process (and `rewardkit serve --workers 2` besides), started fresh; each is warmed with
 one pass over the 800 responses first (the grader's caches, sympy's import), so the figures are
-steady state. To say where the time goes, the run also measures, in this process, the reward
-called directly and through ``to_openrlhf`` on the same samples, and a server whose reward
-does nothing (the cost of HTTP, JSON and the server itself).
+steady state; all run at once and are measured in turn, ``--rounds`` times (the median shown).
+To say where the time goes, the run also measures, in this process, the reward called directly
+and through ``to_openrlhf`` on the same samples, and a server whose reward does nothing (the
+cost of HTTP, JSON and the server itself). What the bearer token and the read deadlines cost is
+measured twice: servers with and without them ("rewardkit serve, token"; "rewardkit app,
+uvicorn protocol": no header deadline or connection cap), and each check timed in this process
+as a share of a request's server time.
 
     python benchmarks/serve_throughput.py [--data ../shared/data/math-cot-responses.jsonl]
 
@@ -326,6 +330,51 @@ def server_side_seconds(url: str, headers: dict[str, str] | None = None) -> floa
     return total / count if count else None
 
 
+def measure_all(
+    requests: list[dict[str, Any]], levels: list[int], only: list[str] | None, rounds: int
+) -> dict[str, dict[int, dict[str, float]]]:
+    """Every server's figures per client level: all servers run at once (idle while the others
+    are measured), each warmed with one pass, then measured ``rounds`` times in turn; the
+    round with the median throughput is kept."""
+    runs: dict[str, dict[int, list[dict[str, float]]]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="rk-serve-bench-") as directory,
+        contextlib.ExitStack() as stack,
+    ):
+        workdir = Path(directory)
+        started: dict[str, tuple[str, dict[str, str] | None]] = {}
+        for name, (command, port) in server_commands(workdir).items():
+            if only and name != "minimal FastAPI" and name not in only:
+                continue
+            token = name.endswith(", token")
+            env = {"REWARDKIT_SERVE_TOKEN": TOKEN} if token else None
+            headers = {"authorization": f"Bearer {TOKEN}"} if token else None
+            url = stack.enter_context(server(command, port, workdir, env))
+            warm = asyncio.run(run_clients(url, requests, 16, headers))
+            print(f"{name}: warm-up pass {warm['samples_per_s']:.0f} samples/s", flush=True)
+            started[name] = (url, headers)
+            runs[name] = {level: [] for level in levels}
+        for _ in range(rounds):
+            for name, (url, headers) in started.items():
+                for level in levels:
+                    runs[name][level].append(
+                        asyncio.run(run_clients(url, requests, level, headers))
+                    )
+        for name, (url, headers) in started.items():
+            seconds = server_side_seconds(url, headers)
+            if seconds is not None:
+                print(
+                    f"{name}: the server's own time per sample (reward + adapter): {1e6 * seconds:.0f} us"
+                )
+    return {
+        name: {
+            level: sorted(figures, key=lambda item: item["samples_per_s"])[len(figures) // 2]
+            for level, figures in by_level.items()
+        }
+        for name, by_level in runs.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_data = (
@@ -341,6 +390,13 @@ def main() -> None:
         default=None,
         metavar="NAME",
         help="only these servers (and the minimal one), by the names the table shows",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measurements of every server, interleaved (the median is shown): load on a shared "
+        "machine drifts, so servers measured one after another are not comparable",
     )
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
@@ -359,27 +415,7 @@ def main() -> None:
         f"in this process, warm: math_reward {costs['reward_us']:.0f} us/sample, "
         f"through to_openrlhf {costs['to_openrlhf_us']:.0f} us/sample"
     )
-    results: dict[str, dict[int, dict[str, float]]] = {}
-    with tempfile.TemporaryDirectory(prefix="rk-serve-bench-") as directory:
-        workdir = Path(directory)
-        for name, (command, port) in server_commands(workdir).items():
-            if args.servers and name != "minimal FastAPI" and name not in args.servers:
-                continue
-            token = name.endswith(", token")
-            env = {"REWARDKIT_SERVE_TOKEN": TOKEN} if token else None
-            headers = {"authorization": f"Bearer {TOKEN}"} if token else None
-            with server(command, port, workdir, env) as url:
-                warm = asyncio.run(run_clients(url, requests, 16, headers))
-                print(f"{name}: warm-up pass {warm['samples_per_s']:.0f} samples/s", flush=True)
-                results[name] = {
-                    level: asyncio.run(run_clients(url, requests, level, headers))
-                    for level in args.levels
-                }
-                seconds = server_side_seconds(url, headers)
-                if seconds is not None:
-                    print(
-                        f"{name}: the server's own time per sample (reward + adapter): {1e6 * seconds:.0f} us"
-                    )
+    results = measure_all(requests, args.levels, args.servers, args.rounds)
     print()
     print(
         f"{'server':<30} {'clients':>7} {'samples/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'vs minimal':>10}"

@@ -96,7 +96,7 @@ class _Contained:
         try:
             return await self._reward.invoke(fields)
         except ABORTS as exc:
-            raise aborted(self._reward.name, None, exc) from None
+            raise aborted(self._reward.name, None, exc) from exc
 
 
 class _TypedFailures(RewardAdapter):

@@ -312,33 +312,31 @@ def test_get_reward_fails_only_the_sample_whose_label_lacks_a_field(start_server
     assert none.json()["rewards"] == []
 
 
-@pytest.mark.parametrize(
-    ("body", "reason"),
-    [
-        (
-            b'{"samples": [{"final_response": ' + b"9" * 5000 + b', "answer": "4"}]}',
-            "a number too long",
-        ),
-        (b'{"samples": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
-        (b'{"samples": [{"final_response": "\xff\xfe", "answer": "4"}]}', "not valid UTF-8"),
-        (b'{"samples": [{"final_response": "4",]}', "malformed JSON"),
-    ],
-)
-def test_every_400_carries_the_documented_error_body(
-    start_server, body: bytes, reason: str
-) -> None:
+UNREADABLE = [
+    (
+        b'{"samples": [{"final_response": ' + b"9" * 5000 + b', "answer": "4"}]}',
+        "a number too long",
+    ),
+    (b'{"samples": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+    (b'{"samples": [{"final_response": "\xff\xfe", "answer": "4"}]}', "not valid UTF-8"),
+    (b'{"samples": [{"final_response": "4",]}', "malformed JSON"),
+]
+
+
+def test_every_400_carries_the_documented_error_body(start_server) -> None:
     server = start_server("serve_rewards:exact")
-    for path in ("/v1/score", "/get_reward"):
-        response = httpx.post(
-            server.url + path,
-            content=body,
-            headers={"content-type": "application/json"},
-            timeout=60,
-        )
-        assert response.status_code == 400
-        error = response.json()["error"]
-        assert set(error) == {"type", "message"}
-        assert reason in error["message"]
+    for body, reason in UNREADABLE:
+        for path in ("/v1/score", "/get_reward"):
+            response = httpx.post(
+                server.url + path,
+                content=body,
+                headers={"content-type": "application/json"},
+                timeout=60,
+            )
+            assert response.status_code == 400, (reason, path)
+            error = response.json()["error"]
+            assert set(error) == {"type", "message"}
+            assert reason in error["message"]
     assert httpx.get(server.url + "/nowhere", timeout=10).json()["error"]["message"] == "Not Found"
 
 
@@ -381,3 +379,31 @@ def test_a_missing_module_attribute_gets_a_did_you_mean_and_no_sys_path_blame() 
     missing = serve_command("no_such_module_here:exact")
     assert missing.returncode == 2
     assert "no module named 'no_such_module_here'" in missing.stderr
+
+
+def test_the_token_reaches_every_worker(tmp_path: Path) -> None:
+    server = ServerProcess(
+        ["serve_rewards:exact", "--workers", "2"],
+        workdir=tmp_path,
+        env={"REWARDKIT_SERVE_TOKEN": "for-workers"},
+    ).wait_ready()
+    try:
+        sample = {"samples": [{"final_response": "4", "answer": "4"}]}
+        good = {"authorization": "Bearer for-workers"}
+        seen: set[str] = set()
+
+        def both_workers_answered() -> bool:
+            assert httpx.post(server.url + "/v1/score", json=sample, timeout=30).status_code == 401
+            answer = httpx.post(server.url + "/v1/score", json=sample, headers=good, timeout=30)
+            assert answer.status_code == 200
+            seen.add(answer.headers["x-rewardkit-worker"])
+            return len(seen) == 2
+
+        wait_until(
+            both_workers_answered,
+            timeout=120,
+            what="both workers to answer with the token",
+            interval=0.0,
+        )
+    finally:
+        assert server.stop() == 0
