@@ -20,6 +20,7 @@ from rewardkit.math.notation import (
     factorial_powers,
     named_operators,
 )
+from rewardkit.math.plain_text import plain_text_math
 
 
 @dataclass(frozen=True)
@@ -524,6 +525,11 @@ STEPS: tuple[NormalizationStep, ...] = (
         "operators", named_operators,
         _example(("\\operatorname{arccosh}(2)", "\\arccosh(2)"), ("\\operatorname{floor}(x)", "\\lfloor x\\rfloor "),
                  ("\\operatorname{sgn}(x)", "\\frac{(x)}{|x|}"), ("\\operatorname{Re}(z)", "\\operatorname{Re}(z)")),
+    ),
+    NormalizationStep(
+        "plain_text", plain_text_math,
+        _example(("exp(16)", "e^{16}"), ("pi/2", "\\pi /2"), ("-2*pi", "-2\\cdot \\pi "), ("sqrt(2)/2", "\\sqrt{2}/2"),
+                 ("2**10", "2^{10}"), ("e^(2x)", "e^{2x}"), ("a^*", "a^*"), ("spin", "spin")),
     ),
     NormalizationStep(
         "binomials", choose_as_binom, _example(("{n \\choose k}", "\\binom{n}{k}"), ("{5 \\choose 2}+1", "\\binom{5}{2}+1"))
