@@ -75,6 +75,8 @@ class ConnectionGuard:
         """Connections served; between ``cap`` and ``bound`` they wait for idle ones to go, or get 503."""
         self.read_timeout = read_timeout
         self.open = 0
+        """Connections counted: open, less those closed for room and not gone yet."""
+        self.closing: set[Any] = set()
         self.idle: dict[Any, float] = {}
         """Connections with no request in progress -> since when, oldest first."""
         self.evicted = 0
@@ -90,7 +92,10 @@ class ConnectionGuard:
         return self.open <= self.bound
 
     def closed(self, connection: Any) -> None:
-        self.open -= 1
+        if connection in self.closing:
+            self.closing.discard(connection)  # already uncounted when it was evicted
+        else:
+            self.open -= 1
         self.idle.pop(connection, None)
 
     def busy(self, connection: Any) -> None:
@@ -100,8 +105,10 @@ class ConnectionGuard:
         self.idle.pop(connection, None)
         self.idle[connection] = time.monotonic()
 
-    def evict_one(self, exclude: Any = None, min_idle: float = EVICT_AFTER) -> bool:
-        """Close the connection idle longest (at least ``min_idle`` s); ``False`` if none is."""
+    def evict_one(self, exclude: Any = None, min_idle: float | None = None) -> bool:
+        """Close the connection idle longest (at least ``min_idle`` s, default ``EVICT_AFTER``);
+        ``False`` if none is."""
+        min_idle = EVICT_AFTER if min_idle is None else min_idle
         now = time.monotonic()
         for connection, since in self.idle.items():
             if connection is exclude:
@@ -110,6 +117,8 @@ class ConnectionGuard:
                 return False
             self.idle.pop(connection)
             self.evicted += 1
+            self.open -= 1  # its descriptor is freed once the loop closes it, right after
+            self.closing.add(connection)
             connection.close_idle()
             return True
         return False

@@ -407,3 +407,42 @@ def test_the_token_reaches_every_worker(tmp_path: Path) -> None:
         )
     finally:
         assert server.stop() == 0
+
+
+class _FakeConnection:
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close_idle(self) -> None:
+        self.closed = True
+
+
+def test_the_guard_evicts_only_as_many_idle_connections_as_the_cap_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rewardkit.serve import connections
+
+    monkeypatch.setattr(connections, "EVICT_AFTER", 0.0)
+    guard = connections.ConnectionGuard(4, 30.0, descriptors=10_000)
+    idle = [_FakeConnection() for _ in range(10)]
+    for connection in idle:
+        guard.opened(connection)  # each one over the cap evicts the one idle longest
+    asking = _FakeConnection()
+    guard.opened(asking)
+    guard.busy(asking)
+    assert guard.admit()
+    assert guard.open == 4
+    assert not asking.closed
+    assert [connection.closed for connection in idle] == [True] * 7 + [False] * 3
+    for connection in idle:
+        if connection.closed:
+            guard.closed(connection)  # the loop reports them gone: not counted twice
+    assert guard.open == 4
+    guard.busy(idle[-1])
+    guard.busy(idle[-2])
+    guard.busy(idle[-3])
+    for _ in range(2):
+        newcomer = _FakeConnection()
+        guard.opened(newcomer)  # nothing idle to make room for
+        guard.busy(newcomer)
+    assert not guard.admit()
