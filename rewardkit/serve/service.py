@@ -25,6 +25,7 @@ from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
 from rewardkit.errors import MissingFieldError, RewardAbortedError, RewardShapeError, describe_error
 from rewardkit.execution import SampleRunner
+from rewardkit.groups import is_group_reward
 from rewardkit.rewards import as_reward
 from rewardkit.serve.config import RewardSpec, ServeConfig, ServeConfigError
 from rewardkit.serve.outcomes import SampleFailure, SampleOutcome
@@ -334,6 +335,11 @@ def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
         reward = as_reward(target)
     except TypeError as exc:
         raise ServeConfigError(f"reward {spec.target!r}: {exc}") from None
+    if is_group_reward(reward):
+        raise ServeConfigError(
+            f"reward {spec.target!r} cannot be served: it is a @group_reward, computed over a group of "
+            "samples at once, and rewardkit serve scores each sample on its own; serve a per-sample reward"
+        )
     options["timeout"] = spec.timeout or options.get("timeout") or config.timeout
     if spec.fallback is not None:
         options["fallback"] = spec.fallback

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rewardkit import reward
+from rewardkit import group_reward, reward
 
 
 def _mark(name: str) -> None:
@@ -127,3 +127,9 @@ async def abort_async_process(final_response: str) -> float:
     """Raises the exception named by the response (on the event loop of a worker process)."""
     _abort(final_response)
     return 1.0
+
+
+@group_reward(over="batch")
+def batch_rank(final_response: list[str], answer: list[str]) -> list[float]:
+    """A group reward: scored over a batch at once, which a server scoring samples one by one refuses."""
+    return [1.0 if response == gold else 0.0 for response, gold in zip(final_response, answer)]

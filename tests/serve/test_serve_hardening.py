@@ -340,11 +340,18 @@ def test_every_400_carries_the_documented_error_body(start_server) -> None:
     assert httpx.get(server.url + "/nowhere", timeout=10).json()["error"]["message"] == "Not Found"
 
 
-def test_a_reward_that_cannot_be_served_is_one_line_and_exit_2() -> None:
-    result = serve_command("serve_rewards:inline_sync")
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ("serve_rewards:inline_sync", "execution='inline'"),
+        ("serve_rewards:batch_rank", "@group_reward"),
+    ],
+)
+def test_a_reward_that_cannot_be_served_is_one_line_and_exit_2(target: str, why: str) -> None:
+    result = serve_command(target)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr
-    assert "execution='inline'" in result.stderr
+    assert why in result.stderr
     assert "cannot be served" in result.stderr
 
 
