@@ -206,6 +206,9 @@ def test_1100_half_open_connections_do_not_stop_real_clients(tmp_path: Path) -> 
             command, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_small_descriptor_limit
         )
     idle: list[socket.socket] = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1300:  # this process holds the 1,100 connections: it needs the descriptors
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
     try:
         server.wait_ready()
         for index in range(1100):
@@ -234,6 +237,7 @@ def test_1100_half_open_connections_do_not_stop_real_clients(tmp_path: Path) -> 
     finally:
         for connection in idle:
             connection.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         assert server.stop() == 0
 
 
