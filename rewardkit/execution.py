@@ -28,6 +28,7 @@ import concurrent.futures
 import functools
 import pickle
 import threading
+import time
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Literal
@@ -130,6 +131,12 @@ def call_guarded(invoke: Callable[[Mapping[str, Any]], Any], fields: Mapping[str
         raise CallFailed(exc, describe_error(exc)) from None
 
 
+def call_ended(invoke: Callable[[Mapping[str, Any]], Any], fields: Mapping[str, Any]) -> tuple[Any, float]:
+    """``call_guarded(invoke, fields)`` and the ``time.monotonic()`` it returned at: whether a
+    result came within its deadline does not depend on when the caller's loop got to it."""
+    return call_guarded(invoke, fields), time.monotonic()
+
+
 class CallTimedOut(TimeoutError):
     """A reward call outlived its timeout (``started=False``: a sync call never got a thread),
     as opposed to a ``TimeoutError`` the reward raised itself (e.g. from an API client)."""
@@ -177,12 +184,14 @@ class Detachable:
     ends as cancelled: ``asyncio.run()`` no longer waits for it when the loop closes.
     """
 
-    __slots__ = ("coroutine", "detached", "name", "task")
+    __slots__ = ("coroutine", "detached", "ended_at", "name", "task")
 
     def __init__(self, coroutine: Coroutine[Any, Any, Any], name: str = "") -> None:
         self.coroutine = coroutine
         self.detached = False
         self.name = name
+        self.ended_at: float | None = None
+        """The loop's time when the coroutine returned or raised (``None`` while it runs)."""
         self.task: asyncio.Task[Any] = asyncio.ensure_future(self._run())
 
     async def _run(self) -> Any:
@@ -192,6 +201,8 @@ class Detachable:
             if self.detached:  # resumed after the close: end as what it is, cancelled
                 raise asyncio.CancelledError() from None
             raise
+        finally:
+            self.ended_at = asyncio.get_running_loop().time()
 
     def detach(self) -> bool:
         """Close the coroutine and cancel the task; False when the coroutine ignored even
@@ -277,7 +288,9 @@ async def await_within(
     Unlike ``asyncio.wait_for``, what a cancelled coroutine does next cannot turn the timeout into
     a success, nor keep the event loop from closing: one that swallows ``CancelledError`` and
     returns a value is still timed out, and one that keeps running gets ``CANCEL_GRACE_SECONDS``
-    to finish, then is closed (``Detachable``). ``job`` (a sync call in ``reward_threads``) is
+    to finish, then is closed (``Detachable``). A coroutine that ends after its deadline (one
+    that blocked the loop past it with ``time.sleep``, say: nothing could interrupt it) is timed
+    out too, whatever it returned or raised. ``job`` (a sync call in ``reward_threads``) is
     dropped if it never started.
     """
     if timeout is None:
@@ -289,6 +302,7 @@ async def await_within(
             if not isinstance(exc.__cause__, asyncio.CancelledError):
                 raise  # the reward's own TimeoutError (e.g. from an API client)
             raise CallTimedOut(started=not job.cancel()) from None
+    deadline = asyncio.get_running_loop().time() + timeout
     call = Detachable(pending, name)  # type: ignore[arg-type]
     try:
         done, _ = await asyncio.wait({call.task}, timeout=timeout)
@@ -297,7 +311,10 @@ async def await_within(
         let_go(call.task)
         raise
     if done:
-        return call.task.result()
+        if call.ended_at is None or call.ended_at <= deadline:
+            return call.task.result()
+        let_go(call.task)  # it ended late: its outcome is dropped
+        raise CallTimedOut(started=True)
     await settle([call])
     raise CallTimedOut(started=True)
 
@@ -383,6 +400,7 @@ class SampleRunner:
         else:
             self.run = self._run_inline
         self._guarded = functools.partial(call_guarded, reward.invoke)
+        self._ended = functools.partial(call_ended, reward.invoke)
 
     # -- failures --------------------------------------------------------------------------
 
@@ -431,11 +449,18 @@ class SampleRunner:
             raise self.failure(failed.original, failed.text, index) from None
 
     async def _run_in_thread(self, fields: Mapping[str, Any], index: int) -> RewardResult:
-        job = reward_threads.submit(self._guarded, fields, timeout=self.timeout)
+        if self.timeout is None:
+            job = reward_threads.submit(self._guarded, fields)
+        else:
+            deadline = time.monotonic() + self.timeout
+            job = reward_threads.submit(self._ended, fields, timeout=self.timeout)
         try:
             if self.timeout is None:
                 return await asyncio.wrap_future(job)  # type: ignore[no-any-return]
-            return await await_within(asyncio.wrap_future(job), self.timeout, job=job)  # type: ignore[no-any-return]
+            result, ended = await await_within(asyncio.wrap_future(job), self.timeout, job=job)
+            if ended > deadline:  # done in time by the thread's clock, or it is a timeout
+                raise CallTimedOut(started=True)
+            return result  # type: ignore[no-any-return]
         except CallFailed as failed:
             if isinstance(failed.original, self.configuration):
                 raise failed.original from None
@@ -567,6 +592,7 @@ __all__ = [
     "SampleFailure",
     "SampleRunner",
     "await_within",
+    "call_ended",
     "call_guarded",
     "check_execution",
     "check_timeout",
