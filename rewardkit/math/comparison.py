@@ -456,8 +456,13 @@ def _stated_values(answer: Value, gold: Value) -> tuple[Value, Value]:
     """Lenient: a chain states its last side (``x = 5+5+1 = 7 = 11`` is ``x = 11``, ``x = \\frac13 \\approx
     0.33`` is ``x = \\frac13``), and so does an equation answered for a value (``x+y = 5`` is 5).
 
-    A chain against a chain compares every side: the gold's working is then part of its answer.
+    A chain against a chain compares every side: the gold's working is then part of its answer. An
+    exact value and its rounding (``\\frac{22}{7} \\approx 3.14``) state the exact value, or the rounding
+    against a decimal gold.
     """
+    if isinstance(answer, Relation) and answer.operators == (APPROX,) and not isinstance(gold, Relation):
+        decimal_gold = isinstance(gold, Number) and gold.form is NumberForm.DECIMAL
+        return parse_value(answer.sides[1] if decimal_gold else answer.sides[0]), gold
     if _is_chain(gold) and not _is_chain(answer):
         gold = stated_value(gold) or gold  # type: ignore[arg-type]
     if isinstance(answer, Relation) and _states_a_value(answer, gold):

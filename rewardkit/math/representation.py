@@ -408,9 +408,26 @@ def _split_relation(text: str) -> tuple[list[str], list[str]] | None:
     if not operators or not all(side.strip() for side in sides):
         return None  # "\\pi+<junk>" is not a relation: a relation has a term on every side
     operators = [_OPERATOR_SPELLING.get(op, op) for op in operators]
-    if operators == [APPROX]:
+    sides = [side.strip() for side in sides]
+    if operators == [APPROX] and not _approximates(sides[0], sides[1]):
         operators = ["="]  # "x \\approx 3" states a value like "x = 3" (the value still meets the tolerance rules)
-    return [side.strip() for side in sides], operators
+    return sides, operators
+
+
+def _approximates(exact: str, rounded: str) -> bool:
+    """``\\frac{22}{7} \\approx 3.14``: an exact value followed by its rounding (a decimal within half a unit
+    of its last digit, or truncated: ``\\frac23 \\approx 0.66``; an expression's rounding is not checked
+    here). ``5 \\approx 3`` and ``\\frac13 \\approx 0.34`` are no rounding."""
+    if _ASSIGNABLE.match(exact) or _LABEL.match(exact):
+        return False
+    decimal, value = parse_number(rounded), _parse(exact)
+    if decimal is None or decimal.form is not NumberForm.DECIMAL:
+        return False
+    if isinstance(value, Number):
+        unit, difference = Fraction(1, 10**decimal.decimals), value.value - decimal.value
+        rounded = abs(difference) <= unit / 2 or 0 <= (difference if value.value >= 0 else -difference) < unit
+        return value.form not in (NumberForm.DECIMAL, NumberForm.SCIENTIFIC) and rounded  # rounded or truncated
+    return isinstance(value, (Expression, Power))
 
 
 def _assignment(name: str, value_latex: str) -> Assignment | None:
@@ -430,6 +447,8 @@ def stated_value(relation: Relation) -> Value | None:
     """
     if not all(op in ("=", APPROX) for op in relation.operators):
         return None
+    if relation.operators == (APPROX,):
+        return _parse(relation.sides[0])  # "\\frac{22}{7} \\approx 3.14" states the exact value
     sides = list(relation.sides)
     if APPROX in relation.operators[1:]:
         sides = sides[: relation.operators.index(APPROX, 1) + 1]
@@ -493,6 +512,8 @@ def parse_value(text: str) -> Value:
 
 def _parse(text: str) -> Value:
     text = text.strip()
+    if text.startswith("=") and not text.startswith("=="):
+        text = text[1:].strip()  # "\\boxed{= \\frac{22}{7}}": the working's last step, its value
     # "p=5,q=2; p=7,q=2": semicolons separate solutions, commas the parts of one.
     parts = [part.strip() for part in split_top_level(text, ";")] if ";" in text else []
     alternatives = len(parts) > 1
