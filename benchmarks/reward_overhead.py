@@ -151,9 +151,13 @@ def direct_batch_seconds(function: Callable[..., Any], samples: list[dict[str, A
     return time.perf_counter() - start
 
 
-def mode_batch_seconds(function: Callable[..., Any], samples: list[dict[str, Any]], execution: str) -> float:
+def mode_batch_seconds(
+    function: Callable[..., Any], samples: list[dict[str, Any]], execution: str
+) -> float:
     start = time.perf_counter()
-    results = asyncio.run(calculate_rewards(function, samples, execution=execution, on_error="record"))
+    results = asyncio.run(
+        calculate_rewards(function, samples, execution=execution, on_error="record")
+    )
     elapsed = time.perf_counter() - start
     failed = [result.extras["error"] for result in results if "error" in result.extras]
     if failed:
@@ -161,10 +165,12 @@ def mode_batch_seconds(function: Callable[..., Any], samples: list[dict[str, Any
     return elapsed
 
 
-def report_modes(title: str, function: Callable[..., Any], samples: list[dict[str, Any]], repeats: int) -> None:
+def report_modes(
+    title: str, function: Callable[..., Any], samples: list[dict[str, Any]], repeats: int
+) -> None:
     """Per-sample microseconds of each mode, best of ``repeats`` rounds, against direct calls."""
     modes = ["inline", "thread", "process"]
-    if function is math_verify_accuracy:
+    if function.__name__ == "math_verify_accuracy":
         modes.remove("thread")  # signal.alarm refuses threads: that is what the process mode is for
     mode_batch_seconds(function, samples[:8], "process")  # start the workers (not timed)
     best = {"direct": float("inf"), **dict.fromkeys(modes, float("inf"))}
@@ -184,12 +190,24 @@ def report_modes(title: str, function: Callable[..., Any], samples: list[dict[st
         )
 
 
+def shippable(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` as worker processes find it: from this file imported by its module name
+    (run as a script, it is ``__main__``, which a worker never imports)."""
+    import reward_overhead  # this file: benchmarks/ is sys.path[0] when it runs as a script
+
+    return getattr(reward_overhead, function.__name__)  # type: ignore[no-any-return]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000, help="calls per measurement round")
     parser.add_argument("--repeats", type=int, default=25, help="rounds (the best is reported)")
-    parser.add_argument("--samples", type=int, default=2000, help="samples per execution-mode batch")
-    parser.add_argument("--mode-repeats", type=int, default=5, help="rounds of the execution-mode batches")
+    parser.add_argument(
+        "--samples", type=int, default=2000, help="samples per execution-mode batch"
+    )
+    parser.add_argument(
+        "--mode-repeats", type=int, default=5, help="rounds of the execution-mode batches"
+    )
     args = parser.parse_args()
     print(f"{args.calls} calls x {args.repeats} rounds per path, best round, per call\n")
     exact = asyncio.run(measure(args.calls, args.repeats, extra_fields=False))
@@ -199,10 +217,19 @@ def main() -> int:
     ok = report("sample also carries trajectory and id (ignored by the reward):", extra) and ok
     print()
     trivial = [{"final_response": str(index % 10), "answer": "3"} for index in range(args.samples)]
-    report_modes("execution modes, trivial reward", exact_match, trivial, args.mode_repeats)
+    report_modes(
+        "execution modes, trivial reward", shippable(exact_match), trivial, args.mode_repeats
+    )
     print()
-    graded = (MATH_SAMPLES * (args.samples // 10 // len(MATH_SAMPLES) + 1))[: max(len(MATH_SAMPLES), args.samples // 10)]
-    report_modes("execution modes, math_verify reward", math_verify_accuracy, graded, args.mode_repeats)
+    graded = (MATH_SAMPLES * (args.samples // 10 // len(MATH_SAMPLES) + 1))[
+        : max(len(MATH_SAMPLES), args.samples // 10)
+    ]
+    report_modes(
+        "execution modes, math_verify reward",
+        shippable(math_verify_accuracy),
+        graded,
+        args.mode_repeats,
+    )
     print(f"  (process mode: {reward_processes.max_workers} worker processes per reward)")
     reward_processes.shutdown()
     return 0 if ok else 1
