@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Literal
 
 from rewardkit.checks.frameworks import (
+    CALCULATE_FUNCTIONS,
     AdapterCall,
     AdapterUse,
     HelperInfo,
@@ -148,6 +149,8 @@ class ImportContext:
     script: str | None = None
     """Why the module is run as a script (an ``if __name__ == "__main__":`` block...): its
     rewards are then defined in ``__main__``."""
+    calculated_in_process: tuple[str, ...] = ()
+    """Names the module passes to ``calculate_rewards(..., execution="process")``."""
 
     @cached_property
     def _map(self) -> dict[str, str]:
@@ -166,6 +169,7 @@ class ImportContext:
                 self.signal_helpers,
                 self.none_helpers,
                 self.script,
+                self.calculated_in_process,
             )
         )
 
@@ -423,11 +427,13 @@ def build_context(
     helpers: Iterable[HelperInfo] = (),
     none_helpers: Iterable[tuple[str, str]] = (),
     script: str | None = None,
+    process_calls: Iterable[tuple[str, str]] = (),
 ) -> ImportContext:
     """An :class:`ImportContext` from a module's import bindings, its top-level definitions
     (for the coroutine functions it defines), the configured decorators, the calls that may
     pass its functions to an adapter, the framework functions configured for it, its functions
-    that may return ``None`` and why it is a script (if it is one)."""
+    that may return ``None``, why it is a script (if it is one) and the rewards it passes to
+    ``calculate_rewards(..., execution="process")``."""
     plain = tuple((local, qualified) for local, qualified in bindings if local != "*")
     stars = tuple(qualified for local, qualified in bindings if local == "*")
     context = ImportContext(
@@ -446,6 +452,11 @@ def build_context(
     none_helpers = tuple(sorted(dict(none_helpers).items()))
     if none_helpers or script:
         context = replace(context, none_helpers=none_helpers, script=script)
+    calculated = sorted(
+        {name for callee, name in process_calls if context.qualify(callee) in CALCULATE_FUNCTIONS}
+    )
+    if calculated:
+        context = replace(context, calculated_in_process=tuple(calculated))
     return context
 
 

@@ -32,7 +32,13 @@ from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition,
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
 from rewardkit.checks.splitter import Chunk, IncrementalSplitter
-from rewardkit.checks.uses import helper_infos, none_helpers, scan_adapter_calls, script_evidence
+from rewardkit.checks.uses import (
+    helper_infos,
+    none_helpers,
+    scan_adapter_calls,
+    scan_process_calls,
+    script_evidence,
+)
 
 _RELATIVE_IMPORT = re.compile(r"from(?:\s|\\)*\.")
 
@@ -54,6 +60,8 @@ class _ParsedChunk:
     """Its functions that can return ``None`` (:func:`~rewardkit.checks.uses.none_helpers`)."""
     script: str | None = None
     """Why it makes the module a script, if it does (:func:`~rewardkit.checks.uses.script_evidence`)."""
+    process_calls: tuple[tuple[str, str], ...] = ()
+    """Its ``calculate_rewards(f, ..., execution="process")`` (:func:`~rewardkit.checks.uses.scan_process_calls`)."""
 
 
 @dataclass
@@ -155,13 +163,11 @@ def _parse_chunk(text: str, *, keep: bool = False) -> _ParsedChunk:
     imports = collect_imports(body)
     definitions = scope_definitions(body)
     adapter_calls = scan_adapter_calls(text, body)
-    helpers = none_helpers(text, body)
-    script = script_evidence(text, body)
+    facts = (adapter_calls, none_helpers(text, body), script_evidence(text, body))
+    process = scan_process_calls(text, body)
     if not keep and not may_hold_rewards(text):
-        return _ParsedChunk(None, imports, definitions, None, None, adapter_calls, helpers, script)
-    return _ParsedChunk(
-        body, imports, definitions, None, NodePositions(text), adapter_calls, helpers, script
-    )
+        return _ParsedChunk(None, imports, definitions, None, None, *facts, process)
+    return _ParsedChunk(body, imports, definitions, None, NodePositions(text), *facts, process)
 
 
 def _functions_by_use(context: ImportContext) -> frozenset[str]:
@@ -232,6 +238,7 @@ class ModuleAnalyzer:
             self._helper_infos(chunks, parsed) if MENTIONS_SIGNALS.search(source) else (),
             [helper for parsed_chunk in parsed for helper in parsed_chunk.none_helpers],
             next((p.script for p in parsed if p.script is not None), None),
+            [call for parsed_chunk in parsed for call in parsed_chunk.process_calls],
         )
         if context == self._context:  # the same object again: cache keys compare by identity
             context = self._context
@@ -398,6 +405,7 @@ def analyze_module(
             helper_infos(tree.body) if MENTIONS_SIGNALS.search(source) else (),
             none_helpers(source, tree.body),
             script_evidence(source, tree.body),
+            scan_process_calls(source, tree.body),
         )
         analysed = analyse_statements(
             _DEFAULT_RULES, tree.body, NodePositions(source), context, config

@@ -76,6 +76,11 @@ ADAPTER_FUNCTIONS: dict[str, Adapter] = {
 }
 """rewardkit's adapter factories, by qualified name."""
 
+CALCULATE_FUNCTIONS = frozenset(
+    {"rewardkit.calculate_rewards", "rewardkit.calculate.calculate_rewards"}
+)
+"""``calculate_rewards`` by its qualified names (its ``execution=`` decides process mode too)."""
+
 ADAPTER_FIELDS: dict[Adapter, tuple[str, ...]] = {
     "trl": ("trainer_state", "environment"),
     "verl": ("answer", "data_source"),

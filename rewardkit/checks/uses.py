@@ -94,6 +94,30 @@ def scan_adapter_calls(text: str, body: Sequence[ast.stmt]) -> tuple[AdapterCall
     return tuple(found)
 
 
+def scan_process_calls(text: str, body: Sequence[ast.stmt]) -> tuple[tuple[str, str], ...]:
+    """(callee as written, reward name) of each ``calculate_rewards(f, ...,
+    execution="process")`` in ``body`` whose reward is a plain name; empty at once when
+    ``text`` names no ``calculate_rewards``."""
+    if "calculate_rewards" not in text:
+        return ()
+    found = []
+    for statement in body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = dotted_name(node.func)
+            if callee is None or callee.rsplit(".", 1)[-1] != "calculate_rewards":
+                continue
+            keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+            execution = keywords.get("execution")
+            if not (isinstance(execution, ast.Constant) and execution.value == "process"):
+                continue
+            target = node.args[0] if node.args else keywords.get("reward_fn")
+            if isinstance(target, ast.Name):
+                found.append((callee, target.id))
+    return tuple(found)
+
+
 def _candidate(node: ast.Call, local: dict[str, str]) -> tuple[str, frozenset[str]] | None:
     """(call as qualified by the function's own imports, graders it may signal as)."""
     written = dotted_name(node.func)

@@ -85,6 +85,19 @@ FILES = {
         'if __name__ == "__main__":\n'
         "    print(to_trl(brief))\n"
     ),
+    "evaluate_script.py": (  # calculate_rewards in process mode, from a script
+        "import asyncio\n"
+        "\n"
+        "from rewardkit import calculate_rewards, reward\n"
+        "\n"
+        "@reward\n"
+        "def equal(final_response, answer):\n"  # line 6
+        "    return float(final_response == answer)\n"
+        "\n"
+        'if __name__ == "__main__":\n'
+        '    samples = [{"final_response": "4", "answer": "4"}]\n'
+        '    print(asyncio.run(calculate_rewards(equal, samples, execution="process")))\n'
+    ),
     "process_rewards.py": (  # a module of rewards, imported by the script: fine
         "from rewardkit import reward\n"
         "\n"
@@ -223,6 +236,9 @@ def test_process_mode_in_a_script_is_flagged(reported) -> None:
     assert found(reported, "train_main.py") == [("RK504", 4)]
     assert 'an `if __name__ == "__main__":` block' in str(reported["train_main.py"][0]["message"])
     assert found(reported, "process_rewards.py") == []
+    assert found(reported, "evaluate_script.py") == [("RK504", 6)]
+    message = str(reported["evaluate_script.py"][0]["message"])
+    assert message.startswith('`calculate_rewards(equal, ..., execution="process")` runs `equal`')
 
 
 def test_a_trl_group_reward_without_group_size_is_flagged(reported) -> None:

@@ -54,23 +54,28 @@ def _process_place(
     adapters: tuple[AdapterUse, ...],
     name_span: Span,
     positions: NodePositions,
+    calculated: tuple[str, ...] = (),
 ) -> tuple[Span, str] | None:
-    """(where, how) the module asks for process mode for this function, if it does."""
+    """(where, how) the module asks for process mode for this function, if it does
+    (``calculated``: the names it passes to ``calculate_rewards(..., execution="process")``)."""
     keyword = _execution_keyword(function) if in_process else None
     if keyword is not None:
         return positions.span(keyword), '`execution="process"`'
     if in_process:
         return name_span, '`execution = "process"`'
     adapter = next((use.adapter for use in adapters if use.process), None)
-    if adapter is None:
-        return None
-    return name_span, f'`{ADAPTER_NAMES[adapter]}({function.name}, execution="process")`'
+    if adapter is not None:
+        return name_span, f'`{ADAPTER_NAMES[adapter]}({function.name}, execution="process")`'
+    if function.name in calculated:
+        return name_span, f'`calculate_rewards({function.name}, ..., execution="process")`'
+    return None
 
 
 class ProcessModeInScript(Rule):
     """Process mode (``execution="process"``) runs a reward in worker processes, which import it
     by its module and never import ``__main__`` (that would run the script's top level again in
-    every worker: model loading, ``trainer.train()``). A reward defined in a module run as a
+    every worker: model loading, ``trainer.train()``); asked for by the decorator, an adapter's
+    or ``calculate_rewards``' ``execution=``. A reward defined in a module run as a
     script (an ``if __name__ == "__main__":`` block, a ``#!`` line, or a flat training script's
     ``trainer.train()`` at its top level) lives in ``__main__``: rewardkit refuses to run it
     (``RewardLoadError`` when the adapter is built or the batch starts), minutes into a run,
@@ -111,6 +116,7 @@ class ProcessModeInScript(Rule):
             facts.adapters,
             facts.definition.span,
             facts.positions,
+            facts.context.calculated_in_process,
         )
         if place is not None:
             yield self._diagnostic(
@@ -122,7 +128,12 @@ class ProcessModeInScript(Rule):
         if script is None:
             return
         place = _process_place(
-            facts.function, facts.in_process, facts.adapters, facts.span, facts.positions
+            facts.function,
+            facts.in_process,
+            facts.adapters,
+            facts.span,
+            facts.positions,
+            facts.context.calculated_in_process,
         )
         if place is not None:
             data = {"reward": facts.function.name}
