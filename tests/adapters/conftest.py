@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from adapter_testing import require_module
+from ray_child import RayChild
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,11 +22,20 @@ HERE = Path(__file__).resolve().parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-@pytest.fixture(scope="package")
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests using ``ray_session`` run in a child pytest per module (``ray_child``), so a Ray
+    killed from outside fails those tests, not the whole run."""
+    RayChild.register(config)
+
+
+@pytest.fixture(scope="module")
 def ray_session() -> Iterator[Any]:
-    """One local Ray instance for the adapter tests that need one (starting Ray takes seconds);
-    its workers import this directory's modules and inherit the test's import path."""
-    ray = require_module("ray", "the test extra installs ray; verl's remote reward manager runs on it")
+    """A local Ray instance for one module's tests that need one (in that module's child run,
+    see ``pytest_configure``); its workers import this directory's modules and inherit the
+    import path."""
+    ray = require_module(
+        "ray", "the test extra installs ray; verl's remote reward manager runs on it"
+    )
     temp_dir = tempfile.mkdtemp(prefix="rk-ray-")  # short: Ray's socket paths must fit in 107 bytes
     ray.init(
         num_cpus=1,
@@ -44,7 +54,9 @@ def ray_session() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def verl() -> Any:
     """The ``verl`` package (the ``frameworks`` extra), whose reward managers and loop are tested here."""
-    return require_module("verl", "the frameworks extra installs verl, whose reward managers are tested here")
+    return require_module(
+        "verl", "the frameworks extra installs verl, whose reward managers are tested here"
+    )
 
 
 @pytest.fixture
