@@ -10,6 +10,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -253,3 +254,39 @@ async def test_a_reward_that_ignores_sigterm_is_killed(
         os.kill(pid, 0)
     (stats,) = [entry for entry in reward_processes.stats() if entry.reward == "ignores_sigterm"]
     assert stats.timeouts == 1
+
+
+# -- item 3: a sum runs each component in the component's own mode -----------------------------
+
+
+@reward(name="outlives_its_timeout", auto_register=False, timeout=0.2)
+def outlives_its_timeout(final_response: str) -> float:
+    time.sleep(1.0)
+    return 1.0
+
+
+@reward(name="plain_length", auto_register=False)
+def plain_length(final_response: str) -> float:
+    return float(len(final_response))
+
+
+async def test_a_sum_runs_its_components_in_their_own_modes() -> None:
+    """The sum runs inline (on the loop's thread): its math_verify component, declared
+    ``execution="process"``, runs in a worker process; one with its own timeout is timed out."""
+    graded = weighted_sum([rewards.math_verify_in_process, plain_length], [1.0, 0.0], name="graded")
+    samples = [
+        {"final_response": "$4$", "answer": "$4$"},
+        {"final_response": "$3$", "answer": "$4$"},
+    ]
+    results = await asyncio.wait_for(calculate_rewards(graded, samples, execution="inline"), SAFETY)
+    assert [result.reward for result in results] == [1.0, 0.0]
+    assert os.getpid() not in {result["math_verify_in_process/pid"] for result in results}
+    timed = weighted_sum([outlives_its_timeout, plain_length], name="timed")
+    (failed,) = await asyncio.wait_for(
+        calculate_rewards(timed, [{"final_response": "x"}], execution="inline", on_error="record"),
+        SAFETY,
+    )
+    assert failed["error"] == (
+        "RewardComponentError: component 'outlives_its_timeout' of weighted reward 'timed' failed: "
+        "TimeoutError: reward 'outlives_its_timeout' on the sample took longer than 0.2 s"
+    )
