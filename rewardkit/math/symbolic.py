@@ -222,11 +222,22 @@ _WARM_UP_CORPUS = (
 
 
 
+def _in_an_exponent(expression: Any, symbol: Any) -> bool:
+    """Whether ``symbol`` appears in the argument of an exponential (``e^{i\\theta}``)."""
+    return any(symbol in power.exp.free_symbols for power in expression.atoms(sympy.exp))
+
+
 def _complex_aware(answer: Any, gold: Any) -> tuple[Any, Any]:
-    """Read ``i`` as the imaginary unit when it is the only free symbol on both sides."""
+    """Read ``i`` as the imaginary unit when it is the only free symbol on both sides, or when it
+    stands in the exponent of ``e`` on either side (Euler's form: ``e^{i\\theta}`` is
+    ``\\cos\\theta + i\\sin\\theta``, ``re^{ix}`` a complex number in polar form)."""
     symbols = answer.free_symbols | gold.free_symbols
-    if symbols and all(symbol.name == "i" for symbol in symbols):
-        substitution = {symbol: sympy.I for symbol in symbols}
+    units = [symbol for symbol in symbols if symbol.name == "i"]
+    if not units:
+        return answer, gold
+    euler = any(_in_an_exponent(side, units[0]) for side in (answer, gold))
+    if len(units) == len(symbols) or euler:
+        substitution = {symbol: sympy.I for symbol in units}
         return answer.subs(substitution), gold.subs(substitution)
     return answer, gold
 
