@@ -38,7 +38,6 @@ import io
 import os
 import pickle
 import signal
-import sys
 import threading
 import traceback
 import types
@@ -46,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rewardkit.errors import RewardExecutionError, RewardLoadError, describe_error
+from rewardkit.reward_threads import module_acting_as
 
 
 def available_cpus() -> int:
@@ -443,30 +443,7 @@ reward_processes = RewardProcesses()
 """The process-wide pools of ``execution="process"`` rewards."""
 
 
-def stats() -> list[RewardProcessStats]:
-    """``reward_processes.stats()``, reached through the module (``from rewardkit import reward_processes``)."""
-    return reward_processes.stats()
-
-
-def shutdown() -> None:
-    """``reward_processes.shutdown()``, reached through the module."""
-    reward_processes.shutdown()
-
-
-class _ModuleAsPools(types.ModuleType):
-    """This module, acting as ``reward_processes`` too: ``max_workers`` reads and sets the
-    object's (setting a plain module attribute would silently do nothing)."""
-
-    @property
-    def max_workers(self) -> int:
-        return reward_processes.max_workers
-
-    @max_workers.setter
-    def max_workers(self, value: int) -> None:
-        reward_processes.max_workers = value
-
-
-sys.modules[__name__].__class__ = _ModuleAsPools
+module_acting_as(__name__, reward_processes, ("max_workers", "stats", "shutdown"))
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=reward_processes._forget_after_fork)
@@ -541,6 +518,4 @@ __all__ = [
     "main_refusal",
     "pool_error",
     "reward_processes",
-    "shutdown",
-    "stats",
 ]

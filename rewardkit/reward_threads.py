@@ -24,8 +24,10 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import queue
+import sys
 import threading
 import time
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,8 +71,6 @@ class RewardThreadPool:
     def __init__(
         self, max_threads: int = DEFAULT_MAX_THREADS, *, idle_seconds: float = 10.0, name: str = "rewardkit-reward"
     ) -> None:
-        if not isinstance(max_threads, int) or max_threads < 1:
-            raise ValueError(f"max_threads must be a positive integer, got {max_threads!r}")
         self.max_threads = max_threads
         self.idle_seconds = idle_seconds
         self.name = name
@@ -78,6 +78,17 @@ class RewardThreadPool:
         self._start_error = ""
         self._reset()
         _pools.add(self)
+
+    @property
+    def max_threads(self) -> int:
+        """Threads the pool may hold (a positive integer)."""
+        return self._max_threads
+
+    @max_threads.setter
+    def max_threads(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"max_threads must be a positive integer, got {value!r}")
+        self._max_threads = value
 
     def _reset(self) -> None:
         """Start empty: at creation, and in a forked child, which inherits none of the parent's
@@ -199,10 +210,26 @@ reward_threads = RewardThreadPool()
 set ``reward_threads.max_threads`` to change the bound)."""
 
 
+def module_acting_as(module_name: str, target: object, names: tuple[str, ...]) -> None:
+    """Make module ``module_name`` act as ``target`` for ``names``: reading or setting one of them
+    on the module reads or sets it on ``target``. ``from rewardkit import reward_threads`` gives
+    the module, on which setting ``max_threads`` would otherwise silently do nothing."""
+
+    def forward(name: str) -> property:
+        return property(lambda _: getattr(target, name), lambda _, value: setattr(target, name, value))
+
+    acting = type("ModuleActingAsItsObject", (types.ModuleType,), {name: forward(name) for name in names})
+    sys.modules[module_name].__class__ = acting
+
+
+module_acting_as(__name__, reward_threads, ("max_threads", "stats", "describe", "submit"))
+
+
 __all__ = [
     "DEFAULT_MAX_THREADS",
     "RewardThreadPool",
     "RewardThreadStats",
     "RewardThreadsUnavailableError",
+    "module_acting_as",
     "reward_threads",
 ]

@@ -195,6 +195,22 @@ def test_the_module_is_the_pools_object_too() -> None:
     assert reward_processes.max_workers == 1
 
 
+def test_reward_threads_module_is_its_pool_too() -> None:
+    """The same spelling for the thread pool: ``from rewardkit import reward_threads``."""
+    from rewardkit import reward_threads as imported
+    from rewardkit.reward_threads import reward_threads
+
+    saved = reward_threads.max_threads
+    try:
+        imported.max_threads = saved + 1
+        assert reward_threads.max_threads == saved + 1
+        assert imported.stats().max_threads == saved + 1
+        with pytest.raises(ValueError, match="max_threads must be a positive integer"):
+            imported.max_threads = 0
+    finally:
+        reward_threads.max_threads = saved
+
+
 async def test_max_workers_set_through_the_module_sizes_the_next_pool() -> None:
     reward_processes_module.max_workers = 1
     results = await asyncio.wait_for(
