@@ -5,12 +5,15 @@ The batch API is importable for training loops::
     from rewardkit.evaluation import run_math_eval
     run = run_math_eval("responses.jsonl", workers=0)   # 0: grade in this process
     run.score, run.summary.failure_counts
+
+Its options are `EvalOptions`' fields, as keywords or whole: `run_math_eval(path, options=...)`.
 """
 
 from rewardkit.evaluation.cases import EvalInputError, FieldNames, MathCase, read_cases
 from rewardkit.evaluation.errors import EvalOutputError, Interrupted
 from rewardkit.evaluation.generation import AdapterError, ChatClient, ChatEndpoint
 from rewardkit.evaluation.grading import GradeOptions
+from rewardkit.evaluation.options import EvalOptions
 from rewardkit.evaluation.report import SCHEMA_VERSION
 from rewardkit.evaluation.runner import EvalConfigError, EvalRun, run_math_eval, sample_path
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize
@@ -23,6 +26,7 @@ __all__ = [
     "ChatEndpoint",
     "EvalConfigError",
     "EvalInputError",
+    "EvalOptions",
     "EvalOutputError",
     "EvalRun",
     "FieldNames",

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 
 from rewardkit.evaluation.cases import (
     DEFAULT_GOLD_FIELDS,
-    DEFAULT_MAX_LINE_BYTES,
     EvalInputError,
     FieldNames,
 )
@@ -45,19 +44,16 @@ from rewardkit.evaluation.generation import (
     parse_model_spec,
 )
 from rewardkit.evaluation.option_names import command_line_names
+from rewardkit.evaluation.options import EXECUTORS, EXTRACT_MODES, POLICIES, EvalOptions
 from rewardkit.evaluation.output_files import escape_lone_surrogates
 from rewardkit.evaluation.report import print_summary, summary_table
-from rewardkit.evaluation.runner import (
-    EXECUTORS,
-    EXTRACT_MODES,
-    POLICIES,
-    EvalRun,
-    run_math_eval,
-)
-from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, capped_workers
+from rewardkit.evaluation.runner import EvalRun, run_math_eval
+from rewardkit.evaluation.workers import capped_workers
 from rewardkit.math.verdict import quoted
 
 PROG = "rewardkit eval math"
+_DEFAULTS = EvalOptions()
+"""Each option's default, as `run_math_eval` has it."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -213,10 +209,10 @@ def _add_input_options(math: argparse.ArgumentParser) -> None:
     data.add_argument(
         "--max-line-size",
         type=memory_size,
-        default=DEFAULT_MAX_LINE_BYTES,
+        default=_DEFAULTS.max_line_bytes,
         metavar="SIZE",
         help="the longest input line read, e.g. 64M; a longer one stops the run naming it "
-        f"(default: {DEFAULT_MAX_LINE_BYTES >> 20}M)",
+        f"(default: {_DEFAULTS.max_line_bytes >> 20}M)",
     )
     data.add_argument(
         "--skip-bad",
@@ -230,13 +226,13 @@ def _add_grading_options(math: argparse.ArgumentParser) -> None:
     grading.add_argument(
         "--policy",
         choices=POLICIES,
-        default="lenient",
+        default=_DEFAULTS.policy,
         help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)",
     )
     grading.add_argument(
         "--extract",
         choices=EXTRACT_MODES,
-        default="boxed",
+        default=_DEFAULTS.extract,
         help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)",
     )
     grading.add_argument(
@@ -265,9 +261,9 @@ def _add_grading_options(math: argparse.ArgumentParser) -> None:
     grading.add_argument(
         "--timeout",
         type=_positive_float,
-        default=1.0,
+        default=_DEFAULTS.timeout,
         metavar="SECONDS",
-        help="time budget per case (default: 1.0)",
+        help=f"time budget per case (default: {_DEFAULTS.timeout})",
     )
 
 
@@ -284,15 +280,15 @@ def _add_execution_options(math: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--worker-memory",
         type=memory_size,
-        default=DEFAULT_WORKER_MEMORY,
+        default=_DEFAULTS.worker_memory,
         metavar="SIZE",
         help="address space each worker may use beyond its start, e.g. 2G, 512M; 0: no cap "
-        f"(default: {DEFAULT_WORKER_MEMORY >> 30}G; a case over it is a HARNESS_ERROR)",
+        f"(default: {(_DEFAULTS.worker_memory or 0) >> 30}G; a case over it is a HARNESS_ERROR)",
     )
     run.add_argument(
         "--executor",
         choices=EXECUTORS,
-        default="local",
+        default=_DEFAULTS.executor,
         help="local worker processes, or a Ray cluster (needs rewardkit[ray])",
     )
     run.add_argument(
@@ -361,7 +357,10 @@ def _add_generation_options(math: argparse.ArgumentParser) -> None:
         "--temperature", type=_number, default=0.0, help="sampling temperature (default: 0)"
     )
     gen.add_argument(
-        "--concurrency", type=_non_negative_int, default=8, help="requests in flight (default: 8)"
+        "--concurrency",
+        type=_non_negative_int,
+        default=_DEFAULTS.concurrency,
+        help=f"requests in flight (default: {_DEFAULTS.concurrency})",
     )
     gen.add_argument(
         "--retries",
@@ -504,18 +503,12 @@ def _connect_reward_server(args: argparse.Namespace) -> int | None:
 def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None) -> EvalRun:
     """Run with the command line's options and its spelling of them in messages; print the
     run's warnings as one line each."""
-    fields = FieldNames(
-        id=args.id_field,
-        response=args.response_field,
-        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
-        question=args.question_field,
-        error=args.error_field,
-    )
+    options = _options(args, endpoint, workers)
     with warnings.catch_warnings(record=True) as caught, command_line_names():
         warnings.simplefilter("ignore", RuntimeWarning)  # shown by main, in one line
         warnings.simplefilter("always", EvalWarning)
         try:
-            return _run_math_eval(args, endpoint, workers, fields)
+            return run_math_eval(args.input, options=options)
         finally:
             for warning in caught:
                 if issubclass(warning.category, EvalWarning):
@@ -529,12 +522,18 @@ def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int |
                     )
 
 
-def _run_math_eval(
-    args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None, fields: FieldNames
-) -> EvalRun:
-    """`run_math_eval` with the options of the command line."""
-    return run_math_eval(
-        args.input,
+def _options(
+    args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int | None
+) -> EvalOptions:
+    """The run's `EvalOptions`, from the command line's arguments (the one place they meet)."""
+    fields = FieldNames(
+        id=args.id_field,
+        response=args.response_field,
+        gold=(args.gold_field,) if args.gold_field else DEFAULT_GOLD_FIELDS,
+        question=args.question_field,
+        error=args.error_field,
+    )
+    return EvalOptions(
         policy=args.policy,
         extract=args.extract,
         timeout=args.timeout,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import itertools
 import os
 import stat
@@ -32,16 +31,15 @@ from rewardkit.evaluation.batches import (
     grade_blocks_in_process,
 )
 from rewardkit.evaluation.cases import (
-    DEFAULT_MAX_LINE_BYTES,
     DecidedCase,
     FieldNames,
     MathCase,
     cases_of_lines,
     fast_loads,
 )
-from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning, ray_extra_missing
-from rewardkit.evaluation.generation import ChatClient, ChatEndpoint, generate_cases
-from rewardkit.evaluation.grading import GradeOptions, Grader
+from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning
+from rewardkit.evaluation.generation import ChatClient, generate_cases
+from rewardkit.evaluation.grading import Grader
 from rewardkit.evaluation.html_report import render_html, write_html_report
 from rewardkit.evaluation.input_file import (
     InputChangedError,
@@ -52,6 +50,7 @@ from rewardkit.evaluation.input_file import (
 )
 from rewardkit.evaluation.ledger import IdLedger, rewrite_results
 from rewardkit.evaluation.option_names import option
+from rewardkit.evaluation.options import EvalOptions
 from rewardkit.evaluation.output_files import check_distinct_files, check_writable, has_content
 from rewardkit.evaluation.report import Timings, build_report, write_json_report
 from rewardkit.evaluation.results_file import (
@@ -74,12 +73,9 @@ from rewardkit.evaluation.sources import (
     records_to_cases,
     skip_done,
 )
-from rewardkit.evaluation.workers import DEFAULT_WORKER_MEMORY, ProcessExecutor, capped_workers
+from rewardkit.evaluation.workers import ProcessExecutor, capped_workers
 
 SAMPLE_NAME = "math_sample.jsonl"
-POLICIES = ("lenient", "strict")
-EXTRACT_MODES = ("boxed", "auto")
-EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -108,101 +104,7 @@ def sample_path() -> Path:
     return Path(str(resources.files("rewardkit.evaluation").joinpath("data", SAMPLE_NAME)))
 
 
-@dataclass(frozen=True)
-class _RunOptions:
-    """The options of one run as `run_math_eval` received them (`_validate` checks them)."""
-
-    grading: GradeOptions
-    fields: FieldNames
-    limit: int | None
-    skip_bad: bool
-    workers: int | None
-    executor: str
-    ray_address: str | None
-    output: str | Path | None
-    resume: bool
-    overwrite: bool
-    force_resume: bool
-    report: str | Path | None
-    html: str | Path | None
-    generation: ChatEndpoint | None
-    concurrency: int
-    grader: Grader | None
-    chunk_size: int | None
-    on_result: Callable[[CaseResult], None] | None
-    progress: bool
-    worker_memory: int | None
-    max_line_bytes: int
-
-    @property
-    def include_response(self) -> bool:
-        """Responses read from an input file stay out of the results file (they are most of its
-        size and of the cost of writing it); generated ones exist nowhere else, so they go in."""
-        return self.generation is not None
-
-    @property
-    def keep_responses(self) -> bool:
-        """Workers send responses back only when this process needs them."""
-        return self.html is not None or self.on_result is not None
-
-    def executor_text(self, workers: int) -> str:
-        """Where grading ran, for the report and the summary table."""
-        if self.executor == "ray":
-            return f"ray executor{f' at {self.ray_address}' if self.ray_address else ''}"
-        if workers == 0:
-            return "in-process"
-        return f"{workers} worker process{'es' if workers > 1 else ''}"
-
-
-def _validate(options: _RunOptions) -> None:
-    """Refuse options that are out of range or contradict each other, before any file is opened."""
-    grading = options.grading
-    if grading.policy not in POLICIES:
-        raise EvalConfigError(
-            f"policy must be one of {', '.join(POLICIES)}, got {grading.policy!r}"
-        )
-    if grading.extract not in EXTRACT_MODES:
-        raise EvalConfigError(
-            f"extract must be one of {', '.join(EXTRACT_MODES)}, got {grading.extract!r}"
-        )
-    if not grading.timeout > 0:
-        raise EvalConfigError(
-            f"timeout must be a positive number of seconds, got {grading.timeout!r}"
-        )
-    workers, executor = options.workers, options.executor
-    if workers is not None and workers < 0:
-        raise EvalConfigError(f"workers must be >= 0 (0 grades in this process), got {workers}")
-    if executor not in EXECUTORS:
-        raise EvalConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if executor == "ray" and importlib.util.find_spec("ray") is None:
-        # before any output is opened: a missing extra is a usage error, not a traceback mid-run
-        raise EvalConfigError(ray_extra_missing())
-    _validate_output_options(options)
-    if options.limit is not None and options.limit < 0:
-        raise EvalConfigError(f"{option('limit')} must be >= 0, got {options.limit}")
-    if options.worker_memory is not None and options.worker_memory < 0:
-        raise EvalConfigError(f"worker memory must be >= 0 bytes, got {options.worker_memory}")
-    if options.max_line_bytes < 1:
-        raise EvalConfigError(
-            f"{option('max_line_bytes')} must be at least 1 byte, got {options.max_line_bytes}"
-        )
-
-
-def _validate_output_options(options: _RunOptions) -> None:
-    output, resume, overwrite = option("output"), option("resume"), option("overwrite")
-    if options.resume and options.output is None:
-        raise EvalConfigError(f"{resume} needs {output}, the results file it continues")
-    if options.overwrite and options.output is None:
-        raise EvalConfigError(f"{overwrite} needs {output}, the results file it replaces")
-    if options.resume and options.overwrite:
-        raise EvalConfigError(
-            f"{resume} continues the results file and {overwrite} replaces it: choose one"
-        )
-    if options.force_resume and not options.resume:
-        raise EvalConfigError(f"{option('force_resume')} goes with {resume}")
-
-
-def _check_outputs(input_path: Path | None, options: _RunOptions) -> None:
+def _check_outputs(input_path: Path | None, options: EvalOptions) -> None:
     """Before any grading: no two of input, results, report and HTML report are one file, and
     every output (and the results file's metadata beside it) is writable."""
     output, report, html = options.output, options.report, options.html
@@ -226,7 +128,7 @@ def _regular_or_missing(path: str | Path) -> bool:
         return False
 
 
-def _lock_output(options: _RunOptions) -> ResultsLock | None:
+def _lock_output(options: EvalOptions) -> ResultsLock | None:
     """Lock the results file for the whole run (refused if another run holds it); then, under
     the lock, refuse an existing one unless it is to be continued or replaced."""
     if options.output is None:
@@ -247,7 +149,7 @@ def _grader_name(grader: Grader | None) -> str:
     return f"{getattr(grader, '__module__', '?')}.{getattr(grader, '__qualname__', repr(grader))}"
 
 
-def _grading_config(options: _RunOptions) -> dict[str, Any]:
+def _grading_config(options: EvalOptions) -> dict[str, Any]:
     """The settings that decide verdicts: a resumed run must use the same ones."""
     fields, generation = options.fields, options.generation
     used_fields: dict[str, Any] = {
@@ -324,39 +226,20 @@ class _Written:
 def run_math_eval(
     data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None = None,
     *,
-    policy: str = "lenient",
-    extract: str = "boxed",
-    timeout: float = 1.0,
-    fields: FieldNames | None = None,
-    limit: int | None = None,
-    skip_bad: bool = False,
-    workers: int | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
-    output: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    force_resume: bool = False,
-    report: str | Path | None = None,
-    html: str | Path | None = None,
-    generation: ChatEndpoint | None = None,
-    concurrency: int = 8,
-    grader: Grader | None = None,
-    chunk_size: int | None = None,
-    on_result: Callable[[CaseResult], None] | None = None,
-    progress: bool = False,
-    worker_memory: int | None = DEFAULT_WORKER_MEMORY,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    options: EvalOptions | None = None,
+    **keywords: Any,
 ) -> EvalRun:
     """Grade math responses against gold answers and return results, summary and report.
 
     `data` is a JSONL path, an iterable of records (dicts) or `MathCase`s, or None for the
-    shipped sample. `workers=0` grades in this process (the grader's sandbox enforces the
-    budget); `workers=N` uses N killable worker processes (default: the cores; more are capped
-    at the cores, with a warning), each allowed `worker_memory` bytes of address space beyond
-    its start (None or 0: no cap). `generation` asks a chat endpoint for each problem's
-    response first. `grader` replaces `rewardkit.math.grade` (same signature; module-level so
-    worker processes can import it). No input line may be longer than `max_line_bytes`.
+    shipped sample. The options are `EvalOptions`' fields, given as keywords (`workers=0`) or
+    whole (`options=EvalOptions(...)`, with keywords replacing its fields). `workers=0` grades
+    in this process (the grader's sandbox enforces the budget); `workers=N` uses N killable
+    worker processes (default: the cores; more are capped at the cores, with a warning), each
+    allowed `worker_memory` bytes of address space beyond its start (None or 0: no cap).
+    `generation` asks a chat endpoint for each problem's response first. `grader` replaces
+    `rewardkit.math.grade` (same signature; module-level so worker processes can import it).
+    No input line may be longer than `max_line_bytes`.
 
     `output` is locked for the whole run: a second run on it is refused. An existing, non-empty
     `output` is refused unless `resume` (continue it; refused in turn if it was written for
@@ -367,30 +250,8 @@ def run_math_eval(
     stopped it after writing what was graded. Warns (`EvalWarning`) when the input's path
     names another file by the end, or a forced resume left results out.
     """
-    options = _RunOptions(
-        grading=GradeOptions(policy=policy, extract=extract, timeout=timeout),
-        fields=fields or FieldNames(),
-        limit=limit,
-        skip_bad=skip_bad,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        output=output,
-        resume=resume,
-        overwrite=overwrite,
-        force_resume=force_resume,
-        report=report,
-        html=html,
-        generation=generation,
-        concurrency=concurrency,
-        grader=grader,
-        chunk_size=chunk_size,
-        on_result=on_result,
-        progress=progress,
-        worker_memory=worker_memory,
-        max_line_bytes=max_line_bytes,
-    )
-    _validate(options)
+    options = EvalOptions.of(options, keywords, caller="run_math_eval")
+    options.validate()
     source = _open(data, options)
     failed = True
     try:
@@ -404,7 +265,7 @@ def run_math_eval(
 
 
 def _open(
-    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None, options: _RunOptions
+    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None, options: EvalOptions
 ) -> _Source:
     """Check every output before any grading, open the input (every reader reads this file),
     lock the results file, and start hashing the input."""
@@ -445,7 +306,7 @@ def _open(
     )
 
 
-def _resume(source: _Source, options: _RunOptions) -> _Resumed:
+def _resume(source: _Source, options: EvalOptions) -> _Resumed:
     """Read the results already in `output` when resuming, refusing another run's (another
     input, other options, ids the input does not have), and work out what is left to grade."""
     existing = ResultsFile(None, [])
@@ -477,7 +338,7 @@ def _resume(source: _Source, options: _RunOptions) -> _Resumed:
     )
 
 
-def _left_to_grade(source: _Source, options: _RunOptions, done_ids: set[str]) -> LeftToGrade | None:
+def _left_to_grade(source: _Source, options: EvalOptions, done_ids: set[str]) -> LeftToGrade | None:
     """One pass over the input's ids (None for a pipe, which cannot be read twice)."""
     fields, limit = options.fields, options.limit
     if source.input is None:
@@ -497,7 +358,7 @@ def _left_to_grade(source: _Source, options: _RunOptions, done_ids: set[str]) ->
 
 
 def _grade(
-    source: _Source, options: _RunOptions, resumed: _Resumed, resumed_responses: dict[str, str]
+    source: _Source, options: EvalOptions, resumed: _Resumed, resumed_responses: dict[str, str]
 ) -> Iterable[ResultBatch]:
     """The run's results as batches, in completion order: raw lines of a file graded by the
     worker code, or parsed cases (records, generation, Ray). Responses of skipped (done)
@@ -542,7 +403,7 @@ def _grade(
 
 
 def _grade_raw_lines(
-    source: _Source, options: _RunOptions, resumed: _Resumed
+    source: _Source, options: EvalOptions, resumed: _Resumed
 ) -> Iterable[ResultBatch]:
     """Raw lines of the input file, parsed and graded by the worker code: in this process
     (`workers=0`) or in worker processes that read their spans of the file themselves."""
@@ -576,7 +437,7 @@ def _grade_raw_lines(
     ).batches(blocks)
 
 
-def _write(source: _Source, options: _RunOptions, resumed: _Resumed) -> _Written:
+def _write(source: _Source, options: EvalOptions, resumed: _Resumed) -> _Written:
     """Grade, appending each batch to the results file as it arrives (its metadata first,
     when the file is new), feeding the progress bar and `on_result`, checking ids for
     duplicates and the input for changes."""
@@ -647,7 +508,7 @@ def _closing(batches: Iterable[ResultBatch]) -> Callable[..., bool]:
 def _take_batch(
     batch: ResultBatch,
     source: _Source,
-    options: _RunOptions,
+    options: EvalOptions,
     written: _Written,
     writer: ResultsWriter | None,
 ) -> None:
@@ -674,7 +535,7 @@ def _metadata(source: _Source) -> Callable[[], dict[str, Any]]:
 
 
 def _summarise(
-    source: _Source, options: _RunOptions, resumed: _Resumed, written: _Written
+    source: _Source, options: EvalOptions, resumed: _Resumed, written: _Written
 ) -> EvalRun:
     """Count outcomes over resumed and new results, then write the JSON and HTML reports."""
     previous = _settle_duplicates(options, resumed, written)
@@ -728,7 +589,7 @@ def _summarise(
 
 
 def _settle_duplicates(
-    options: _RunOptions, resumed: _Resumed, written: _Written
+    options: EvalOptions, resumed: _Resumed, written: _Written
 ) -> list[CaseResult]:
     """The resumed results without those a late-found duplicate id superseded; the results file
     is rewritten without them too (rare: duplicate ids under `--skip-bad`)."""
@@ -741,7 +602,7 @@ def _settle_duplicates(
     return previous
 
 
-def _report_config(source: _Source, options: _RunOptions) -> dict[str, Any]:
+def _report_config(source: _Source, options: EvalOptions) -> dict[str, Any]:
     """The report's `config`: what was graded and how (reproducible: no timings)."""
     grading, generation = options.grading, options.generation
     return {

@@ -64,6 +64,7 @@ from rewardkit.evaluation.grading import (
     warm_up,
 )
 from rewardkit.evaluation.option_names import option_with
+from rewardkit.evaluation.options import DEFAULT_WORKER_MEMORY
 from rewardkit.evaluation.scoring import CaseResult
 
 SourceItem = MathCase | DecidedCase
@@ -108,11 +109,6 @@ _done_ids: frozenset[str] = frozenset()
 """In a worker: ids already in the results file of a resumed run (skipped, not graded)."""
 
 _line_graders: dict[LineSettings, LineGrader] = {}
-
-DEFAULT_WORKER_MEMORY = 2 << 30
-"""Address space each worker may add to what it starts with (`--worker-memory`), as the
-grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
-`HARNESS_ERROR`) or kills its worker, not the machine."""
 
 
 def _init_worker(

@@ -1,0 +1,157 @@
+"""`EvalOptions`: the options of one evaluation run, written once.
+
+`run_math_eval(data, **keywords)` takes them as keywords (each keyword is a field here, with
+the same default), or whole as `options=EvalOptions(...)`; the CLI builds one from its
+arguments, and a task (`rewardkit.evaluation.tasks`) reads the ones it grades with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewardkit.evaluation.cases import DEFAULT_MAX_LINE_BYTES, FieldNames
+from rewardkit.evaluation.errors import EvalConfigError, ray_extra_missing
+from rewardkit.evaluation.generation import ChatEndpoint
+from rewardkit.evaluation.grading import GradeOptions, Grader
+from rewardkit.evaluation.option_names import option
+from rewardkit.evaluation.scoring import CaseResult
+
+DEFAULT_WORKER_MEMORY = 2 << 30
+"""Address space each worker may add to what it starts with (`--worker-memory`), as the
+grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
+`HARNESS_ERROR`) or kills its worker, not the machine."""
+
+POLICIES = ("lenient", "strict")
+EXTRACT_MODES = ("boxed", "auto")
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How a run grades, where it runs and what it writes (`run_math_eval`'s keywords).
+
+    `validate()` refuses out-of-range or contradictory options; `run_math_eval` calls it before
+    opening any file, so messages name options as the caller spells them (CLI or Python)."""
+
+    policy: str = "lenient"
+    extract: str = "boxed"
+    timeout: float = 1.0
+    fields: FieldNames = field(default_factory=FieldNames)
+    limit: int | None = None
+    skip_bad: bool = False
+    workers: int | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    output: str | Path | None = None
+    resume: bool = False
+    overwrite: bool = False
+    force_resume: bool = False
+    report: str | Path | None = None
+    html: str | Path | None = None
+    generation: ChatEndpoint | None = None
+    concurrency: int = 8
+    grader: Grader | None = None
+    chunk_size: int | None = None
+    on_result: Callable[[CaseResult], None] | None = None
+    progress: bool = False
+    worker_memory: int | None = DEFAULT_WORKER_MEMORY
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+    @classmethod
+    def of(
+        cls, options: EvalOptions | None, keywords: Mapping[str, Any], *, caller: str
+    ) -> EvalOptions:
+        """`options` (default: the defaults) with `keywords` replacing fields; an unknown keyword
+        is a `TypeError` naming `caller`, as Python's own would be. `fields=None` is the default
+        field names (as `run_math_eval` always took it)."""
+        names = {item.name for item in dataclasses.fields(cls)}
+        for name in keywords:
+            if name not in names:
+                raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
+        base = options if options is not None else cls()
+        if "fields" in keywords and keywords["fields"] is None:
+            keywords = {**keywords, "fields": FieldNames()}
+        return dataclasses.replace(base, **keywords)
+
+    @property
+    def grading(self) -> GradeOptions:
+        """The options a grader call takes (what worker processes need of these)."""
+        return GradeOptions(policy=self.policy, extract=self.extract, timeout=self.timeout)
+
+    @property
+    def include_response(self) -> bool:
+        """Responses read from an input file stay out of the results file (they are most of its
+        size and of the cost of writing it); generated ones exist nowhere else, so they go in."""
+        return self.generation is not None
+
+    @property
+    def keep_responses(self) -> bool:
+        """Workers send responses back only when this process needs them."""
+        return self.html is not None or self.on_result is not None
+
+    def executor_text(self, workers: int) -> str:
+        """Where grading ran, for the report and the summary table."""
+        if self.executor == "ray":
+            return f"ray executor{f' at {self.ray_address}' if self.ray_address else ''}"
+        if workers == 0:
+            return "in-process"
+        return f"{workers} worker process{'es' if workers > 1 else ''}"
+
+    def validate(self) -> None:
+        """Refuse options out of range or contradicting each other (`EvalConfigError`)."""
+        _validate_grading(self)
+        _validate_execution(self)
+        _validate_outputs(self)
+        if self.limit is not None and self.limit < 0:
+            raise EvalConfigError(f"{option('limit')} must be >= 0, got {self.limit}")
+        if self.worker_memory is not None and self.worker_memory < 0:
+            raise EvalConfigError(f"worker memory must be >= 0 bytes, got {self.worker_memory}")
+        if self.max_line_bytes < 1:
+            raise EvalConfigError(
+                f"{option('max_line_bytes')} must be at least 1 byte, got {self.max_line_bytes}"
+            )
+
+
+def _validate_grading(options: EvalOptions) -> None:
+    if options.policy not in POLICIES:
+        raise EvalConfigError(
+            f"policy must be one of {', '.join(POLICIES)}, got {options.policy!r}"
+        )
+    if options.extract not in EXTRACT_MODES:
+        raise EvalConfigError(
+            f"extract must be one of {', '.join(EXTRACT_MODES)}, got {options.extract!r}"
+        )
+    if not options.timeout > 0:
+        raise EvalConfigError(
+            f"timeout must be a positive number of seconds, got {options.timeout!r}"
+        )
+
+
+def _validate_execution(options: EvalOptions) -> None:
+    workers, executor = options.workers, options.executor
+    if workers is not None and workers < 0:
+        raise EvalConfigError(f"workers must be >= 0 (0 grades in this process), got {workers}")
+    if executor not in EXECUTORS:
+        raise EvalConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "ray" and importlib.util.find_spec("ray") is None:
+        # before any output is opened: a missing extra is a usage error, not a traceback mid-run
+        raise EvalConfigError(ray_extra_missing())
+
+
+def _validate_outputs(options: EvalOptions) -> None:
+    output, resume, overwrite = option("output"), option("resume"), option("overwrite")
+    if options.resume and options.output is None:
+        raise EvalConfigError(f"{resume} needs {output}, the results file it continues")
+    if options.overwrite and options.output is None:
+        raise EvalConfigError(f"{overwrite} needs {output}, the results file it replaces")
+    if options.resume and options.overwrite:
+        raise EvalConfigError(
+            f"{resume} continues the results file and {overwrite} replaces it: choose one"
+        )
+    if options.force_resume and not options.resume:
+        raise EvalConfigError(f"{option('force_resume')} goes with {resume}")
