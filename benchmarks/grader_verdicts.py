@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 
-def _record(data: Path, out: Path, policy: str) -> int:
+def _record(data: Path, out: Path, policy: str, extract: str = "boxed") -> int:
     from rewardkit.math import grade, warm_up
 
     warm_up()
@@ -31,7 +31,7 @@ def _record(data: Path, out: Path, policy: str) -> int:
             row = json.loads(line)
         except json.JSONDecodeError as error:
             raise SystemExit(f"{data}:{line_number}: not JSON: {error}") from None
-        verdict = grade(row["response"], row["gold"], policy=policy, timeout=10.0)
+        verdict = grade(row["response"], row["gold"], policy=policy, extract=extract, timeout=10.0)
         verdicts[str(row.get("id", line_number))] = {
             "correct": verdict.correct,
             "reason": verdict.reason,
@@ -40,7 +40,7 @@ def _record(data: Path, out: Path, policy: str) -> int:
         }
     out.write_text(json.dumps(verdicts, indent=1, ensure_ascii=False), encoding="utf-8")
     correct = sum(verdict["correct"] for verdict in verdicts.values())
-    print(f"{len(verdicts)} responses, {correct} correct ({policy}) -> {out}")
+    print(f"{len(verdicts)} responses, {correct} correct ({policy}, extract={extract}) -> {out}")
     return 0
 
 
@@ -74,12 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     record.add_argument("--data", type=Path, required=True, help="JSONL with id, gold, response")
     record.add_argument("--out", type=Path, required=True, help="where to write the verdicts (JSON)")
     record.add_argument("--policy", default="lenient", choices=("lenient", "strict"))
+    record.add_argument("--extract", default="boxed", choices=("boxed", "auto"))
     diff = commands.add_parser("diff", help="list the ids whose verdict changed")
     diff.add_argument("before", type=Path)
     diff.add_argument("after", type=Path)
     args = parser.parse_args(argv)
     if args.command == "record":
-        return _record(args.data, args.out, args.policy)
+        return _record(args.data, args.out, args.policy, args.extract)
     return _diff(args.before, args.after)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from rewardkit.math import languages
+
 ExtractMode = Literal["boxed", "auto"]
 
 #: ``extract="auto"``'s fallbacks (no box) read the last this many characters of a response.
@@ -256,7 +258,9 @@ def _last_statement(text: str, *, across_sentences: bool) -> str | None:
     return span[2]
 
 
-_SPAN_JOINER = re.compile(r"\s*(?:,|;|&|\band\b|\bor\b)\s*(?:\band\b\s*)?", re.IGNORECASE)
+_SPAN_JOINER = re.compile(
+    r"\s*(?:,|;|&|\band\b|\bor\b|\b(?:ou|et|oder|und|o|y|или|и)\b|或|和|及|또는|و)\s*(?:\band\b\s*)?", re.IGNORECASE
+)
 
 
 def _leading_spans(text: str) -> list[str]:
@@ -279,17 +283,29 @@ def _leading_spans(text: str) -> list[str]:
     return spans
 
 
+def _last_phrase(text: str, phrase: re.Pattern[str], start: int) -> tuple[re.Match[str] | None, bool]:
+    """The last answer phrase (English, or with ``_ANSWER_PHRASE`` another language's) and whether it is foreign."""
+    english = None
+    if "nswer" in text or "NSWER" in text:  # every English phrase says "answer": a substring test spares the regex
+        matches = list(phrase.finditer(text, start))
+        english = matches[-1] if matches else None
+    foreign = languages.last_phrase(text, start) if phrase is _ANSWER_PHRASE else None
+    if foreign is not None and (english is None or foreign.start() > english.start()):
+        return foreign, True
+    return english, False
+
+
 def _answer_after_phrase(text: str, phrase: re.Pattern[str] = _ANSWER_PHRASE, start: int = 0) -> str | None:
-    if "nswer" not in text and "NSWER" not in text:
-        return None  # every phrase says "answer": a substring test spares the case-blind regex a megabyte
-    matches = list(phrase.finditer(text, start))
-    if not matches:
+    match, foreign = _last_phrase(text, phrase, start)
+    if match is None:
         return None
-    rest = _EMPHASIS.sub("", text[matches[-1].end() :])
+    rest = _EMPHASIS.sub("", text[match.end() :])
     spans = _leading_spans(rest)
     if spans:
         return ", ".join(spans)
     line = re.split(r"\n|\.(?:\s|$)", rest, maxsplit=1)[0]
+    if foreign:
+        return languages.answer_end(line) or None  # "220 €", "220입니다", "220 рублей": the answer leads
     line = _EMPHASIS.sub("", _EXPLANATION.sub("", line))
     if line and _is_prose(line):
         # "The area of $PQRS$ is 48": the sentence names the answer; its last value is it.
@@ -331,7 +347,7 @@ def extract_answer(text: str, mode: ExtractMode = "boxed") -> str | None:
         if restated and (_ANSWER_LIKE.search(restated) or len(restated) <= 3):
             return restated  # "... \\boxed{310}. Final Answer: The final answer is $10,610$."
         return _boxed_answer(text, boxes)
-    tail = text[tail_start:]  # the fallbacks read the end of a long response, where its answer is
+    tail = languages.half_width(text[tail_start:])  # the fallbacks read the end, where the answer is
     return _answer_after_phrase(tail) or _bare_math(tail) or _last_statement(tail, across_sentences=True)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rewardkit.math.caching import MB, bounded_cache
 from rewardkit.math.extraction import read_group, unwrap_gold
+from rewardkit.math.languages import HALF_WIDTH
 from rewardkit.math.notation import (
     choose_as_binom,
     clock_times,
@@ -54,12 +55,12 @@ _UNICODE = {
     "\u2009": " ",
     "\u202f": " ",
 }
-_UNICODE_TABLE = str.maketrans(_UNICODE)
+_UNICODE_TABLE = {**HALF_WIDTH, **str.maketrans(_UNICODE)}  # full-width "２２０" is 220
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def unicode_to_latex(text: str) -> str:
-    """Unicode math symbols become their LaTeX commands; control characters go away."""
+    """Unicode math symbols become their LaTeX commands, full-width characters ASCII; control characters go away."""
     text = text.translate(_UNICODE_TABLE)
     return _CONTROL.sub(" ", text) if _CONTROL.search(text) else text
 
