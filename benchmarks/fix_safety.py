@@ -32,11 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from checks.fix_programs import Finding, check_fixes, reward_modules
 
 
-def run(examples: int, chosen_seed: int, source_tree: Path | None, work: Path) -> list[Finding]:
+def run(
+    examples: int, chosen_seed: int, source_tree: Path | None, work: Path
+) -> tuple[list[Finding], int]:
     """Every finding of ``examples`` generated module sets, fixed by the rewardkit at
-    ``source_tree`` (``None``: the installed one)."""
+    ``source_tree`` (``None``: the installed one), and how many sets had one."""
     findings: list[Finding] = []
     counter = [0]
+    failing = [0]
 
     @seed(chosen_seed)
     @settings(
@@ -51,11 +54,13 @@ def run(examples: int, chosen_seed: int, source_tree: Path | None, work: Path) -
         counter[0] += 1
         directory = work / f"{counter[0]}"
         shutil.rmtree(directory, ignore_errors=True)
-        findings.extend(check_fixes(directory, modules, source_tree=source_tree))
+        found = check_fixes(directory, modules, source_tree=source_tree)
+        findings.extend(found)
+        failing[0] += bool(found)
         shutil.rmtree(directory, ignore_errors=True)
 
     one()
-    return findings
+    return findings, failing[0]
 
 
 def main() -> int:
@@ -76,12 +81,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fix_safety_") as work:
         for label, tree in trees:
             started = time.perf_counter()
-            findings = run(arguments.examples, chosen_seed, tree, Path(work))
+            findings, failing = run(arguments.examples, chosen_seed, tree, Path(work))
             elapsed = time.perf_counter() - started
-            rewards = {(f.module, f.reward) for f in findings}
             print(
-                f"{label}: {len(findings)} rewards changed wrongly by a safe fix "
-                f"({len(rewards)} distinct names) in {elapsed:.0f} s"
+                f"{label}: {len(findings)} rewards changed wrongly by a safe fix, in {failing} "
+                f"of {arguments.examples} module sets ({elapsed:.0f} s)"
             )
             for finding in findings[:8]:
                 print(f"  {finding.module}:{finding.reward} {finding.sample!r}: {finding.problem}")

@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gc
 import inspect
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
+from rewardkit import registry
 from rewardkit.checks.fixes import SCORE_KEYS
 from rewardkit.checks.rules import RULES
 
@@ -95,6 +99,9 @@ EXTRAS = (
     '"seen": vars()["GOLD"]',
     '"seen": f"{GOLD=}"',
     '"seen": f"{GOLD!r}"',
+    '"closure": (lambda: GOLD)()',
+    '"own": [GOLD for GOLD in ("z",)][0]',
+    '"text": "GOLD"',
 )
 MUTATIONS = (
     'result["KEY"] = float(OUT == GOLD)',
@@ -277,6 +284,19 @@ def _call(function: Callable[..., Any], sample: tuple[str, str], by_field: bool)
     return ("value", getattr(result, "reward", result) if by_field else result)
 
 
+@contextmanager
+def isolated_registry() -> Iterator[None]:
+    """Rewards registered inside are forgotten after (generated modules reuse the rule
+    examples' names, which rewardkit refuses across modules), and those before are kept."""
+    saved = dict(registry._registry)
+    registry._registry.clear()
+    try:
+        yield
+    finally:
+        registry._registry.clear()
+        registry._registry.update(saved)
+
+
 def run_module(path: Path, *, by_field: bool = False) -> dict[str, list[Outcome]] | None:
     """Each top-level reward of the module at ``path`` called on every sample, each in a fresh
     namespace of its own (its judge counts start from nothing, whatever the others did):
@@ -289,8 +309,13 @@ def run_module(path: Path, *, by_field: bool = False) -> dict[str, list[Outcome]
     except SyntaxError:
         return None
     outcomes: dict[str, list[Outcome]] = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+    with isolated_registry(), warnings.catch_warnings():  # and an un-awaited coroutine
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for node in ast.parse(source).body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not (
+                node.decorator_list
+            ):
+                continue
             namespace: dict[str, Any] = {"__name__": f"fix_property_{path.stem}"}
             try:
                 exec(code, namespace)
@@ -300,6 +325,7 @@ def run_module(path: Path, *, by_field: bool = False) -> dict[str, list[Outcome]
             function = decorated if by_field else getattr(decorated, "__wrapped__", None)
             if callable(function):
                 outcomes[node.name] = [_call(function, sample, by_field) for sample in SAMPLES]
+        gc.collect()
     return outcomes
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from .cli_helpers import run_check
+from .fix_programs import isolated_registry
 
 CONFIG = '[tool.rewardkit]\ntask_fields = ["answer", "solution", "question"]\n'
 
@@ -32,7 +33,8 @@ def _project(tmp_path: Path, source: str, name: str = "r.py") -> Path:
 def _raw(path: Path, function: str) -> Any:
     """The undecorated function ``function`` of the module at ``path``, freshly executed."""
     namespace: dict[str, Any] = {"__name__": f"fixed_{function}"}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    with isolated_registry():
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
     return namespace[function].__wrapped__
 
 
