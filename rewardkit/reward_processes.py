@@ -178,8 +178,9 @@ def _run_call(pickled_fields: bytes) -> Any:
         return WorkerFailure("raised", describe_error(error), _dumps(error), traceback.format_exc())
 
 
-def _unpicklable_part(result: Any) -> str:
-    """What in ``result`` cannot be pickled: the first such extra, named with its type."""
+def _unpicklable_part(result: Any, where: str = "") -> str:
+    """What in ``result`` cannot be pickled: the first such extra (of a group's result ``[i]``),
+    named with its type."""
     items = (
         result.items()
         if isinstance(result, dict)
@@ -191,11 +192,12 @@ def _unpicklable_part(result: Any) -> str:
         try:
             pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
         except BaseException:
+            if isinstance(key, int):
+                return _unpicklable_part(value, f"result [{key}]: ")
             kind = type(value)
-            where = f"extra {key!r}" if isinstance(key, str) else f"result [{key}]"
-            return f"{where} is a {kind.__module__}.{kind.__qualname__}"
+            return f"{where}extra {key!r} is a {kind.__module__}.{kind.__qualname__}"
     kind = type(result)
-    return f"the result is a {kind.__module__}.{kind.__qualname__}"
+    return f"{where}the result is a {kind.__module__}.{kind.__qualname__}"
 
 
 def _dumps(exc: BaseException) -> bytes | None:

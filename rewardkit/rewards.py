@@ -266,19 +266,21 @@ def find_in_file(module: str, path: str, qualname: str) -> Any:
 
 
 def importable(module: str) -> bool:
-    """Whether ``import module`` finds it on ``sys.path`` (or it is already imported by that name
-    as a package's submodule)."""
-    import importlib.machinery
-
+    """Whether ``import module`` would find it by its name in a fresh process: a package's
+    submodule, or a name one of ``sys.meta_path``'s finders knows (``sys.path``, editable
+    installs, builtins), whether or not it is imported here."""
     if "." in module:
         return True  # a package's submodule: its package is found by import, not by path
-    try:
-        return (
-            importlib.machinery.PathFinder.find_spec(module) is not None
-            or module in sys.builtin_module_names
-        )
-    except (ImportError, ValueError):
-        return False
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        try:
+            if find_spec(module, None) is not None:
+                return True
+        except Exception:  # a finder that fails on this name does not find it
+            continue
+    return False
 
 
 def file_loaded_by_path(module: str | None, source: str | None = None) -> str | None:

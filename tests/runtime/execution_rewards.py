@@ -86,3 +86,14 @@ def ignores_sigterm(pid_file: str) -> float:
     Path(pid_file).write_text(str(os.getpid()))
     time.sleep(3600)
     return 1.0
+
+
+@group_reward(name="group_with_a_lock", over="batch", auto_register=False)
+def group_with_a_lock(final_response: list[str]) -> list[dict]:
+    """A group's results, the one for ``lock`` carrying an extra that cannot be pickled."""
+    return [
+        {"reward": 1.0, "lock": threading.Lock()}
+        if text == "lock"
+        else {"reward": 1.0, "pid": os.getpid()}
+        for text in final_response
+    ]

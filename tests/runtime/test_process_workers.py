@@ -246,6 +246,23 @@ async def test_a_result_that_cannot_be_pickled_fails_its_sample_and_the_worker_l
     assert (stats.calls, stats.crashes, stats.restarts, stats.timeouts) == (4, 0, 0, 0)
 
 
+async def test_a_group_result_that_cannot_be_pickled_names_the_sample_and_extra() -> None:
+    samples = [{"final_response": "a"}, {"final_response": "lock"}]
+    results = await asyncio.wait_for(
+        calculate_rewards(
+            rewards.group_with_a_lock, samples, execution="process", on_error="record"
+        ),
+        SAFETY,
+    )
+    for result in results:
+        assert (
+            "returned a result that cannot be sent back from its worker process" in result["error"]
+        )
+        assert "result [1]: extra 'lock' is a _thread.lock" in result["error"]
+    (stats,) = [entry for entry in reward_processes.stats() if entry.reward == "group_with_a_lock"]
+    assert (stats.crashes, stats.restarts) == (0, 0)
+
+
 async def test_a_reward_that_ignores_sigterm_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
