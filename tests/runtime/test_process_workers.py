@@ -168,6 +168,12 @@ async def test_calculate_rewards_refuses_a_main_reward_in_process_mode_even_reco
     ].reward == 1.0
 
 
+def test_a_sum_of_a_main_component_declared_process_is_refused_when_built() -> None:
+    in_main = main_reward(MAIN_SOURCE, "in_main")
+    with pytest.raises(RewardLoadError, match=r"'in_main' \(train.py:2\) is defined in __main__"):
+        weighted_sum([in_main, rewards.pid_or_lock], name="total")
+
+
 async def test_a_sum_with_a_main_component_in_process_mode_is_refused() -> None:
     in_main = main_reward(MAIN_SOURCE.replace('execution="process"', ""), "in_main")
     total = weighted_sum([in_main, rewards.async_in_process], name="total")
