@@ -154,6 +154,9 @@ def dynamic_use(function: ast.AST, function_text: str, name: str) -> str | None:
             callee = called.rpartition(".")[2]
             if callee == own and any(keyword.arg == name for keyword in node.keywords):
                 return f"the function calls itself with `{name}=`: renamed, that call fails"
+        elif isinstance(node, (ast.Nonlocal, ast.Global)) and name in node.names:
+            keyword = "nonlocal" if isinstance(node, ast.Nonlocal) else "global"
+            return f"a nested scope declares `{keyword} {name}`: renamed, it binds nothing"
         elif isinstance(node, ast.Constant) and node.value == name:
             return f"the string {node.value!r} names the parameter: renamed, it names nothing"
     if re.search(r"\{\s*" + re.escape(name) + r"\s*=(?!=)", function_text):

@@ -36,7 +36,8 @@ INSTALL_HINT = f"pip install 'rewardkit[{FIX_EXTRA}]'"
 
 
 class FixUnavailable(Exception):
-    """A fix that cannot be applied to this text (its node moved, or the result would not parse)."""
+    """A fix that cannot be applied to this text (its node moved, or the result would not
+    compile)."""
 
 
 class LibcstMissing(FixUnavailable):
@@ -65,15 +66,31 @@ def fixed_text(source: str, fix: Fix) -> tuple[str, Span | None]:
         result, placeholder = transforms.apply_transform(source, fix.transform)
     except transforms.TransformError as error:
         raise FixUnavailable(f"{fix.title}: {error}") from None
-    try:
-        ast.parse(result)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise FixUnavailable(f"{fix.title}: the fixed module would not parse") from None
+    if not _compiles(result) and (_compiles(source) or not _parses(result)):
+        raise FixUnavailable(f"{fix.title}: the fixed module would not compile")
     if placeholder is None:
         return result, None
     positions = NodePositions(result)
     start, end = placeholder
     return result, Span(*positions.position(start), *positions.position(end))
+
+
+def _compiles(source: str) -> bool:
+    """Whether ``source`` compiles, not only parses: a ``nonlocal`` left without its binding,
+    or a name both ``global`` and a parameter, fails only when compiled."""
+    try:
+        compile(source, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def apply_fix(source: str, fix: Fix) -> str:

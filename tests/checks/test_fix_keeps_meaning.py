@@ -176,6 +176,13 @@ DYNAMIC = {
         '    return {"reward": float(answr == final_response)}\n'
     ),
     "f_string": '    return {"reward": float(answr == final_response), "why": f"{answr=}"}\n',
+    "nonlocal": (
+        "    def strip():\n"
+        "        nonlocal answr\n"
+        "        answr = answr.strip()\n"
+        "    strip()\n"
+        '    return {"reward": float(answr == final_response)}\n'
+    ),
 }
 
 
@@ -196,9 +203,20 @@ def test_a_parameter_used_by_its_text_is_not_renamed_by_a_safe_fix(
     assert "RK101 `answr` is not a field" in result.stdout
     items = json.loads(run_check("--no-cache", "--format", "json", path.name, cwd=tmp_path).stdout)
     [item] = [item for item in items if item["code"] == "RK101"]
-    [fix] = item["fixes"]
-    assert (fix["title"], fix["applicability"]) == ("Rename `answr` to `answer`", "unsafe")
+    for fix in item["fixes"]:  # none when it cannot even be applied (`nonlocal`)
+        assert (fix["title"], fix["applicability"]) == ("Rename `answr` to `answer`", "unsafe")
     assert _raw(path, "qa")(" 4 ", " 4 ") == before
+
+
+def test_an_unsafe_rename_that_would_not_compile_is_refused(tmp_path: Path) -> None:
+    """libcst's scope analysis leaves `nonlocal answr` and its assignment: renamed, the module
+    parses but no longer compiles (no binding for nonlocal). Even --unsafe-fixes refuses it."""
+    source = HEADER + "@reward\ndef qa(final_response, answr):\n" + DYNAMIC["nonlocal"]
+    path = _project(tmp_path, source)
+    result = _fix(path, "--unsafe-fixes")
+    assert path.read_text(encoding="utf-8") == source
+    refused = "not fixed: r.py:4:24: RK101: Rename `answr` to `answer`: the fixed module would"
+    assert f"{refused} not compile" in result.stdout
 
 
 def test_a_parameter_used_only_by_name_is_still_renamed(tmp_path: Path) -> None:
