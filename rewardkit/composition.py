@@ -56,32 +56,45 @@ class Component:
         self.runner = own_runner(reward)
 
     def call(self, fields: Mapping[str, Any]) -> Any:
-        """The component's result on one sample (a coroutine if it is async), in its own mode."""
-        if self.runner is None:
-            return self.reward.invoke(fields)
-        if self.reward.is_async:
-            return self.runner.run(fields, 0)
-        return self.runner.call(fields, 0)
+        """The component's result on one sample, in its own mode, from sync code (a sync sum)."""
+        return self.reward.invoke(fields) if self.runner is None else self.runner.call(fields, 0)
+
+    async def call_async(self, fields: Mapping[str, Any]) -> Any:
+        """The component's result on one sample, in its own mode, on the caller's loop (an async sum)."""
+        if self.runner is not None:
+            return await self.runner.run(fields, 0)
+        result = self.reward.invoke(fields)
+        return await result if self.reward.is_async else result
 
     def call_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
-        """A group component's results on one group (a coroutine if it is async), in its own mode."""
+        """A group component's results on one group, in its own mode, from sync code."""
         if self.runner is None:
             return self.reward.invoke_group(samples)
-        if self.reward.is_async:
-            return self.runner.run({"samples": samples}, 0)
         return self.runner.call({"samples": samples}, 0)
+
+    async def call_group_async(self, samples: Sequence[Mapping[str, Any]]) -> Any:
+        """A group component's results on one group, in its own mode, on the caller's loop."""
+        if self.runner is not None:
+            return await self.runner.run({"samples": samples}, 0)
+        result = self.reward.invoke_group(samples)
+        return await result if self.reward.is_async else result
+
+    def __repr__(self) -> str:
+        return f"Component({self.label!r}, weight={self.weight!r})"
 
 
 def own_runner(reward: Any) -> SampleRunner | None:
     """The runner of a component that declares its own ``execution`` or ``timeout``
     (``@reward(execution="process")`` for math_verify's signals), so the sum runs it there
     wherever the sum itself runs (verl's thread pool, a reward thread); ``None``: call it
-    directly. In a worker process of ``reward_processes`` the sum already runs on a process's
-    main thread, under its own timeout: components are called directly there. A component
+    directly (also for ``execution="thread"`` without a timeout: the sum's thread serves;
+    waiting on another thread of the pool could exhaust it). In a worker process of
+    ``reward_processes`` the sum already runs on a process's main thread, under its own
+    timeout: components are called directly there. A component
     defined in ``__main__`` with ``execution="process"`` is a ``RewardLoadError`` here."""
     execution = getattr(reward, "execution", None)
     timeout = getattr(reward, "timeout", None)
-    if execution in (None, "inline") and timeout is None:
+    if execution != "process" and timeout is None:
         return None
     from rewardkit.reward_processes import in_worker_process
 
@@ -90,9 +103,6 @@ def own_runner(reward: Any) -> SampleRunner | None:
     if is_group_reward(reward):
         return group_runner(reward)
     return SampleRunner(reward, untimed="inline", place="the sample")
-
-    def __repr__(self) -> str:
-        return f"Component({self.label!r}, weight={self.weight!r})"
 
 
 def _normalize(reward: Any) -> Any:
@@ -246,8 +256,7 @@ class WeightedReward(Reward):
         self, component: Component, fields: Mapping[str, Any]
     ) -> RewardResult:
         try:
-            result = component.call(fields)
-            return await result if component.reward.is_async else result  # type: ignore[no-any-return]
+            return await component.call_async(fields)  # type: ignore[no-any-return]
         except Exception as exc:
             raise _component_failure(component, self.name, exc) from None
 
@@ -334,12 +343,12 @@ class WeightedGroupReward(WeightedReward):
     ) -> list[RewardResult]:
         try:
             if is_group_reward(component.reward):
-                pending = component.call_group(samples)
-                return await pending if component.reward.is_async else pending  # type: ignore[no-any-return]
-            results = [component.call(sample) for sample in samples]
-            if component.reward.is_async:
-                return list(await asyncio.gather(*results))
-            return results
+                return await component.call_group_async(samples)  # type: ignore[no-any-return]
+            if component.reward.is_async or component.runner is not None:
+                return list(
+                    await asyncio.gather(*(component.call_async(sample) for sample in samples))
+                )
+            return [component.reward.invoke(sample) for sample in samples]
         except Exception as exc:
             raise _component_failure(component, self.name, exc) from None
 

@@ -320,6 +320,13 @@ async def test_a_sum_runs_its_components_in_their_own_modes() -> None:
     results = await asyncio.wait_for(calculate_rewards(graded, samples, execution="inline"), SAFETY)
     assert [result.reward for result in results] == [1.0, 0.0]
     assert os.getpid() not in {result["math_verify_in_process/pid"] for result in results}
+    both = weighted_sum([rewards.math_verify_in_process, rewards.async_in_process], name="both")
+    assert both.is_async  # its sync process component is awaited, not waited for on the loop
+    (scored,) = await asyncio.wait_for(
+        calculate_rewards(both, [{"final_response": "$42$", "answer": "42"}]), SAFETY
+    )
+    assert scored.reward == 2.0
+    assert os.getpid() not in (scored["math_verify_in_process/pid"], scored["async_in_process/pid"])
     timed = weighted_sum([outlives_its_timeout, plain_length], name="timed")
     (failed,) = await asyncio.wait_for(
         calculate_rewards(timed, [{"final_response": "x"}], execution="inline", on_error="record"),
