@@ -392,8 +392,9 @@ class RewardProcesses:
 
     def pool_for(self, reward: Any, name: str, *, reference: Any = None) -> RewardProcessPool:
         """The pool that runs ``reward`` (found in workers through ``reference.resolve()`` when
-        given, else by pickling the reward: by module and qualified name). A reward that cannot be
-        pickled is a ``RewardLoadError`` now, before any call."""
+        given, else by pickling the reward: by module and qualified name, or by the file of a
+        module loaded by path). A reward that cannot be pickled, or that is defined in
+        ``__main__``, is a ``RewardLoadError`` now, before any call."""
         shipped = ("reward", reward) if reference is None else ("reference", reference)
         try:
             scanned = _scan(shipped)
@@ -403,9 +404,7 @@ class RewardProcesses:
                 f"{describe_error(exc)}"
             ) from exc
         in_main = list(scanned.in_main)
-        if (
-            reference is not None
-        ):  # a reference by name or module:qualname hides where the reward lives
+        if reference is not None:  # a reference by name or module:qualname hides where it lives
             with contextlib.suppress(Exception):  # not picklable by itself: the reference finds it
                 in_main += _scan(reward).in_main
         if in_main:
