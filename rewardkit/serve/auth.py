@@ -11,13 +11,16 @@ import hmac
 import ipaddress
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from rewardkit.bounded_files import FileTooLargeError, NotRegularFileError, read_regular_file
 from rewardkit.serve.config import ServeConfigError
 
 TOKEN_ENV = "REWARDKIT_SERVE_TOKEN"
 """The environment variable holding the token, for the server and for ``RemoteReward``."""
+
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+"""A token file larger than this is refused (a symlink to ``/dev/zero`` must not be read whole)."""
 
 OPEN_PATHS = frozenset({"/health"})
 """Routes answered without the token: liveness probes of load balancers and supervisors."""
@@ -33,7 +36,11 @@ def read_token(token_file: str | None, environ: Mapping[str, str] = os.environ) 
             return None
     else:
         try:
-            text = Path(token_file).read_text(encoding="utf-8")
+            text = read_regular_file(token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8")
+        except (NotRegularFileError, FileTooLargeError) as exc:
+            raise ServeConfigError(
+                f"cannot read the token file {token_file}: {exc.args[0]}"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ServeConfigError(
                 f"cannot read the token file {token_file}: {getattr(exc, 'strerror', None) or exc}"

@@ -5,6 +5,7 @@ connections, a label lacking a field, bodies JSON cannot read, targets with a ty
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 import subprocess
@@ -182,6 +183,28 @@ def test_an_empty_token_file_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "is empty" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "huge"])
+def test_a_token_file_that_is_a_fifo_or_endless_is_refused_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    """A FIFO nobody writes would block the start forever, a link to /dev/zero or an 8 GB file would
+    be read until the memory is gone: each is one line and exit 2."""
+    token_file = tmp_path / "token"
+    if kind == "fifo":
+        os.mkfifo(token_file)
+    elif kind == "dev_zero":
+        token_file.symlink_to("/dev/zero")
+    else:
+        with token_file.open("wb") as sparse:
+            sparse.truncate(8 << 30)
+    result = serve_command("serve_rewards:exact", "--token-file", str(token_file))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    expected = "larger than" if kind == "huge" else "not a regular file"
+    assert expected in result.stderr
+    assert str(token_file) in result.stderr
 
 
 # -- 33.9: slow and half-open clients -----------------------------------------------------------
