@@ -25,6 +25,10 @@ _PRELOADED = (
     "rewardkit.math",
     "rewardkit.testing.calling",
     "rewardkit.testing.contract",
+    # The process pool's multiprocessing modules: a second copy's classes (popen_forkserver's
+    # _DupFd) would not pickle as the first copy's, which the pool already holds.
+    "multiprocessing.forkserver",
+    "multiprocessing.popen_forkserver",
 )
 for _heavy in _PRELOADED:
     with contextlib.suppress(ImportError):  # a missing part: the inner runs import it themselves
