@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import difflib
 import gc
 import inspect
 import os
@@ -112,6 +113,13 @@ MUTATIONS = (
     "alias = result",
     "pass",
 )
+PRELUDES = (
+    "",
+    "def strip():\n    nonlocal GOLD\n    GOLD = GOLD.strip()\nstrip()",
+    "GOLD = GOLD.strip()",
+    "OUT = [OUT for OUT in (OUT,)][0]",
+)
+"""Statements before the return: the parameter rebound, here or through `nonlocal`."""
 NUMBERS = ("1", "0", "int(OUT == GOLD)", "len(OUT)", "int(len(OUT) / 3)", "bool(OUT)", "s")
 
 
@@ -163,6 +171,9 @@ def generated_reward(draw: st.DrawFn, name: str) -> Reward:
     setup = _with_names(f"s = {draw(st.sampled_from(SETUPS))}", output, gold)
     parameters = [output, gold]
     lines = [setup]
+    prelude = draw(st.sampled_from(PRELUDES))
+    if prelude:
+        lines.extend(_with_names(prelude, output, gold).split("\n"))
     if draw(st.booleans()):
         body = draw(_dict_body(output, gold))
     else:
@@ -233,28 +244,33 @@ _MISSING = object()
 def _arguments(
     function: Callable[..., Any], sample: tuple[str, str]
 ) -> tuple[list[Any], dict[str, Any]]:
-    """Arguments for every parameter without a default, positionally: the output first, then the
-    gold, ``None`` for a context and a list for a trajectory; and with ``**kwargs``, the fields
-    no parameter takes, by name (as rewardkit passes them)."""
+    """Arguments for every parameter a field fills (or would, spelled right): the output first,
+    then the gold, ``None`` for a context and a list for a trajectory, positionally or by name
+    for a keyword-only one; and with ``**kwargs``, the fields no parameter takes, by name (as
+    rewardkit passes them). A parameter with a default that names no field keeps it."""
     values: list[Any] = []
     keywords: dict[str, Any] = {}
     parameters = inspect.signature(function).parameters
     for index, parameter in enumerate(parameters.values()):
         if parameter.kind is parameter.VAR_KEYWORD:
-            keywords = {k: v for k, v in _fields(sample).items() if k not in parameters}
+            keywords.update((k, v) for k, v in _fields(sample).items() if k not in parameters)
             continue
-        if parameter.default is not inspect.Parameter.empty or parameter.kind in (
-            parameter.VAR_POSITIONAL,
-            parameter.KEYWORD_ONLY,
-        ):
+        if parameter.kind is parameter.VAR_POSITIONAL:
             continue
+        optional = parameter.default is not inspect.Parameter.empty
+        if optional and not difflib.get_close_matches(parameter.name, FIELDS, cutoff=0.75):
+            continue  # not a field rewardkit fills (`depth=1`, `method="strict"`)
         name = parameter.name.lower()
         if "ctx" in name or "context" in name:
-            values.append(None)
+            value: Any = None
         elif "traj" in name or "message" in name:
-            values.append([])
+            value = []
         else:
-            values.append(sample[0] if index == 0 else sample[1])
+            value = sample[0] if index == 0 else sample[1]
+        if parameter.kind is parameter.KEYWORD_ONLY:
+            keywords[parameter.name] = value
+        else:
+            values.append(value)
     return values, keywords
 
 

@@ -91,6 +91,15 @@ def by_f_string(final_response, answr):
 
 
 @reward
+def by_nonlocal(final_response, answr):
+    def strip():
+        nonlocal answr
+        answr = answr.strip()
+    strip()
+    return float(answr == final_response)
+
+
+@reward
 def verl_misspelled(solution_sr, answer):
     return float(solution_sr.strip() == answer.strip())
 
