@@ -470,21 +470,29 @@ def _stated_values(answer: Value, gold: Value) -> tuple[Value, Value]:
     return answer, gold
 
 
-_FUNCTION_LABEL = re.compile(r"^([A-Za-z])\(([A-Za-z])\)$")
+_FUNCTION_LABEL = re.compile(r"^([A-Za-z]|\\[A-Za-z]+)\(([A-Za-z](?:,[A-Za-z])*)\)$")
 
 
 def _letter(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\\A-Za-z])" + re.escape(name) + r"(?![A-Za-z])")
 
 
+_ANY_LETTER = re.compile(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])")
+
+
 def _renamed_argument(answer: Assignment, gold: Assignment) -> Assignment | None:
-    """``W(x) = 2x`` read with the gold's argument name (``W(n) = 2n``): the argument is a dummy."""
+    """``W(x) = 2x`` read with the gold's argument names (``W(n) = 2n``; ``\\Phi(a,b) = a+2b`` as
+    ``\\Phi(x,y) = x+2y``): the arguments are dummies, renamed all at once."""
     answer_name, gold_name = _FUNCTION_LABEL.match(answer.variable), _FUNCTION_LABEL.match(gold.variable)
     if answer_name is None or gold_name is None or answer_name[1] != gold_name[1]:
         return None
-    if _letter(gold_name[2]).search(answer.value_latex):
-        return None  # the answer uses the gold's argument name for something else
-    renamed = _letter(answer_name[2]).sub(gold_name[2], answer.value_latex)
+    answer_arguments, gold_arguments = answer_name[2].split(","), gold_name[2].split(",")
+    if len(answer_arguments) != len(gold_arguments) or len(set(answer_arguments)) != len(answer_arguments):
+        return None
+    if any(_letter(name).search(answer.value_latex) for name in set(gold_arguments) - set(answer_arguments)):
+        return None  # the answer uses a gold's argument name for something else
+    names = dict(zip(answer_arguments, gold_arguments))
+    renamed = _ANY_LETTER.sub(lambda m: names.get(m.group(), m.group()), answer.value_latex)
     return Assignment(gold.variable, parse_value(renamed), renamed, answer.label)
 
 
@@ -499,7 +507,7 @@ def compare_set_operations(answer: Value, gold: Value, settings: Settings, backe
     return Outcome(_match_ordered(answer.operands, gold.operands, settings, backend), "set")
 
 
-_FUNCTION_NAME = re.compile(r"^[A-Za-z]'*\(([A-Za-z](?:,[A-Za-z])*)\)$")
+_FUNCTION_NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)'*\(([A-Za-z](?:,[A-Za-z])*)\)$")
 _SUBSCRIPTED = re.compile(r"^(" + SUBSCRIPTED_NAME + r"|[A-Za-z]_\{?\w+\}?)$")
 
 

@@ -375,7 +375,10 @@ def parse_power(text: str) -> Number | Power | None:
 
 _RELATION_OPERATORS = ("\\leq", "\\geq", "\\neq", "\\lt", "\\gt", "<", ">", "=")
 _RELATION_PATTERN = re.compile(r"\\leq|\\geq|\\neq|\\lt(?![a-z])|\\gt(?![a-z])|\\approx(?![a-z])|<|>|=")
-_ASSIGNABLE = re.compile(r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|[A-Za-z]'*\([A-Za-z]\))$")
+# A variable, or a function of its arguments: x_1, \\theta, f'(x), \\Phi(x,y).
+_ASSIGNABLE = re.compile(
+    r"^(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+(?:_\{?\w+\}?)?|(?:[A-Za-z]|\\[A-Za-z]+)'*\([A-Za-z](?:,[A-Za-z])*\))$"
+)
 _MEMBERSHIP = re.compile(r"^(?P<variable>[A-Za-z])\\in(?P<value>.+)$")
 _CHOICE_LETTER = re.compile(r"^[A-H]$")
 _TEXT = re.compile(r"^[a-z][a-z .,'\-]*$")

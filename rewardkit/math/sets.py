@@ -10,6 +10,7 @@ unions of finite sets of any elements are merged, without duplicates.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -20,6 +21,7 @@ from rewardkit.math.representation import (
     NumberForm,
     Sequence,
     SetOperation,
+    Text,
     Union,
     Value,
 )
@@ -155,11 +157,49 @@ def _as_value(pieces: _Pieces) -> Value:
     return parts[0] if len(parts) == 1 else Union(tuple(parts))
 
 
+_NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?\w+\}?)?$")
+
+
+def _element_key(item: Value) -> tuple[str, object] | None:
+    """What makes two elements of a finite set the same, when the text decides: a number's value, a
+    text, a name (``a``, ``\\alpha``, ``x_1``: distinct names are distinct elements); else None."""
+    if isinstance(item, Number) and not item.percent:
+        return ("number", item.value)
+    if isinstance(item, Text):
+        return ("text", item.text)
+    if isinstance(item, Expression) and _NAME.match(item.latex):
+        return ("name", item.latex)
+    return None
+
+
+def _finite_operation(operands: tuple[Value, ...], operators: tuple[str, ...]) -> Value | None:
+    """``\\{a, b\\} \\cap \\{b, c\\}`` -> ``\\{b\\}``: operations on finite sets of numbers, texts and names
+    (left to right); None when an element is an expression whose equality only sympy could tell."""
+    if not all(isinstance(operand, Sequence) and operand.opener == "{" for operand in operands):
+        return None
+    keyed: list[dict[tuple[str, object], Value]] = []
+    for operand in operands:
+        keys = {_element_key(item): item for item in operand.items}  # type: ignore[union-attr]
+        if None in keys:
+            return None
+        keyed.append(keys)  # type: ignore[arg-type]
+    result = dict(keyed[0])
+    for operator, other in zip(operators, keyed[1:]):
+        if operator == "\\cup":
+            result |= {key: item for key, item in other.items() if key not in result}
+        elif operator == "\\cap":
+            result = {key: item for key, item in result.items() if key in other}
+        else:
+            result = {key: item for key, item in result.items() if key not in other}
+    return Sequence(tuple(result.values()), "{", "}")
+
+
 def _merged_finite_sets(value: Value) -> Value | None:
-    """``\\{a\\} \\cup \\{a, b\\}`` -> ``\\{a, b\\}``: a union of finite sets of any elements, without repeats."""
+    """``\\{a\\} \\cup \\{a, b\\}`` -> ``\\{a, b\\}``: a union of finite sets of any elements, without repeats;
+    intersections and differences of finite sets whose elements the text tells apart."""
     operands = value.parts if isinstance(value, Union) else value.operands if isinstance(value, SetOperation) else ()
     if isinstance(value, SetOperation) and set(value.operators) != {"\\cup"}:
-        return None
+        return _finite_operation(value.operands, value.operators)
     if not operands or not all(isinstance(operand, Sequence) and operand.opener == "{" for operand in operands):
         return None
     items = tuple(dict.fromkeys(item for operand in operands for item in operand.items))  # type: ignore[union-attr]
