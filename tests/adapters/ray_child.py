@@ -66,6 +66,14 @@ class RayChild:
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         for report in self._reports(item):
             item.ihook.pytest_runtest_logreport(report=report)
+        # What this run set up for earlier tests (their module's fixtures) and the next test does
+        # not share is torn down here, as pytest's own teardown phase would have done.
+        teardown = pytest.CallInfo.from_call(
+            lambda: item.session._setupstate.teardown_exact(nextitem), when="teardown"
+        )
+        if teardown.excinfo is not None:
+            report = pytest.TestReport.from_item_and_call(item, teardown)
+            item.ihook.pytest_runtest_logreport(report=report)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
 

@@ -69,3 +69,29 @@ def test_a_lost_child_fails_its_ray_tests_and_the_run_reports(pytester: pytest.P
     )
     result.stdout.fnmatch_lines(["*Captured stdout call*", "in the child"])
     result.stdout.fnmatch_lines(["PASSED test_ray_module.py::test_without_ray_runs_here"])
+
+
+def test_a_ray_test_last_in_its_module_lets_the_next_module_set_up(
+    pytester: pytest.Pytester,
+) -> None:
+    # The module fixture an earlier test set up here is torn down after the Ray test, as
+    # pytest's own teardown phase does: the next module's test then sets up cleanly.
+    shutil.copy(HERE / "ray_child.py", pytester.path / "ray_child.py")
+    pytester.makeconftest(
+        CONFTEST
+        + """
+@pytest.fixture(scope="module")
+def model():
+    yield "a model"
+    print("model torn down")
+"""
+    )
+    pytester.makepyfile(
+        test_first="def test_plain(model):\n    pass\n\n"
+        "def test_ray_last(ray_session):\n    pass\n",
+        test_second="def test_plain_again(model):\n    pass\n",
+    )
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=3)
+    assert result.stdout.str().count("model torn down") == 2
