@@ -60,14 +60,14 @@ def field_map_for(
     ``ground_truth`` -> ``answer``); ``field_map``: the adapter's own; ``taken``: the reward's
     parameters (an input feeding one of them is not free); ``context``: fields that are no task
     input (TRL's ``trainer_state``). A missing field no input clearly holds is left out."""
-    taken = set(taken)
+    taken, context = set(taken), set(context)
     sources = {
         target: source for source, target in {**renamed, **field_map}.items() if target is not None
     }
     free = [
         (sources.get(name, name), name)
         for name in sorted(available)
-        if name not in PREDEFINED_FIELDS and name not in set(context) and name not in taken
+        if name not in PREDEFINED_FIELDS and name not in context and name not in taken
     ]
     response = next(
         (source for source, target in renamed.items() if target == "final_response"), None
