@@ -338,3 +338,40 @@ def test_verls_gsm8k_through_to_verl_equals_the_original() -> None:
         theirs = [gsm8k.compute_score(s, g, **options) for s, g in cases[1:]]
         assert [row["score"] for row in ours[1:]] == [float(value) for value in theirs]
         assert len(set(theirs)) >= 2
+
+
+TRL_ACCURACY_DIFFERENCES = {
+    # golds TRL's accuracy_reward does not parse (None: "skip"); math_reward grades them
+    **{
+        (gold, kind): "TRL None"
+        for gold in (r"\sqrt{2}", r"\infty", "no answer here", "a+b", "e^{2}", "")
+        for kind in range(3)
+    },
+    # right by math_reward, wrong by TRL's math_verify configuration
+    **{(gold, 0): "TRL 0.0" for gold in ("2\\pi", "10\\%", r"\{1, 2\}", "(0, 1]")},
+    # math_verify rounds to 6 digits; rewardkit's grader does not take 0.3333333 for 1/3
+    (r"\frac{1}{3}", "0.3333333"): "TRL 1.0",
+}
+
+
+def test_math_reward_against_trls_accuracy_reward() -> None:
+    """The built-in ``math_reward`` and TRL's ``accuracy_reward`` on the same 66 completions:
+    they agree but for the differences listed (documented in docs/adapters.md)."""
+    require_module("trl", "the frameworks extra installs TRL, whose trl.rewards is compared")
+    require_module("math_verify", "the test extra installs math-verify, TRL's grader")
+    from trl.rewards import accuracy_reward
+
+    call = trl_call(CASES)
+    theirs = accuracy_reward(call["completions"], call["solution"])
+    adapter = to_trl("math_reward", field_map={"solution": "answer"})
+    ours = adapter(**call)
+    differences = {}
+    for index, ((completion, gold), mine, trl_value) in enumerate(zip(CASES, ours, theirs)):
+        if mine != trl_value:
+            key = (gold, "0.3333333") if "0.3333333" in completion else (gold, index % 3)
+            differences[key] = "TRL None" if trl_value is None else f"TRL {trl_value}"
+    assert differences == TRL_ACCURACY_DIFFERENCES
+    assert len(CASES) - len(differences) == 43
+    assert (
+        adapter.stats.failures == 3
+    )  # the empty gold: math_reward's bad_gold error, never a 0.0 "wrong"
