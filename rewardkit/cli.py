@@ -23,10 +23,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("rewardkit.serve.cli", "serve rewards over HTTP (needs `rewardkit[serve]`)"),
 }
 
-LSP_EXTRA_MISSING = (
-    'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"'
-)
-"""One line, exit status 2 (``rewardkit_lsp.cli`` says the same when pygls or lsprotocol is missing)."""
+
+def lsp_extra_missing() -> str:
+    """One line, exit status 2 (``rewardkit_lsp.cli`` says the same when pygls or lsprotocol is
+    missing), with the install command that works for this rewardkit (it is not on PyPI)."""
+    from rewardkit.install import install_command  # only on this error: start-up stays light
+
+    return f"rewardkit lsp: the language server needs the lsp extra: {install_command('lsp')}"
+
 
 USAGE = "usage: rewardkit [--version] [--help] {" + ",".join(SUBCOMMANDS) + "} ..."
 
@@ -36,7 +40,12 @@ def _help() -> str:
     lines.append("subcommands:")
     for name, (_, text) in SUBCOMMANDS.items():
         lines.append(f"  {name:<8}{text}")
-    lines += ["", "options:", "  --version   print the version and exit", "  -h, --help  show this help"]
+    lines += [
+        "",
+        "options:",
+        "  --version   print the version and exit",
+        "  -h, --help  show this help",
+    ]
     return "\n".join(lines)
 
 
@@ -72,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         if command == "lsp":  # the server's package itself is missing: the extra was not installed
-            print(LSP_EXTRA_MISSING, file=sys.stderr)
+            print(lsp_extra_missing(), file=sys.stderr)
         else:
             print(f"rewardkit {command}: cannot load {module_name}: {exc}", file=sys.stderr)
         return 2

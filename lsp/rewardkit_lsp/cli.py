@@ -13,10 +13,6 @@ import importlib.util
 import logging
 import sys
 
-MISSING_EXTRA = (
-    'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"'
-)
-"""Said (exit status 2) when pygls or lsprotocol cannot be imported."""
 NEEDED = ("pygls", "lsprotocol")
 
 
@@ -67,9 +63,9 @@ def lsp_extra_missing() -> bool:
 
 def _missing_extra() -> int:
     """Say in one line that the ``lsp`` extra is needed; exit status 2."""
-    from rewardkit.cli import LSP_EXTRA_MISSING
+    from rewardkit.cli import lsp_extra_missing
 
-    print(LSP_EXTRA_MISSING, file=sys.stderr)
+    print(lsp_extra_missing(), file=sys.stderr)
     return 2
 
 

@@ -112,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="neither read nor write the cache (.rewardkit_cache/, safe to delete)",
     )
-    fixing = parser.add_argument_group("fixes (need libcst: pip install 'rewardkit[fix]')")
+    fixing = parser.add_argument_group(
+        "fixes (need libcst, the fix extra: --fix says how to install it)"
+    )
     fixing.add_argument(
         "--fix",
         action="store_true",

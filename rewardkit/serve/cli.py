@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from rewardkit.install import install_command
 from rewardkit.serve.config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_DRAIN_TIMEOUT,
@@ -30,7 +31,13 @@ from rewardkit.serve.config import (
 )
 
 PROG = "rewardkit serve"
-SERVE_EXTRA_MISSING = 'rewardkit serve needs the serve extra: pip install "rewardkit[serve]"'
+
+
+def serve_extra_missing() -> str:
+    """One line (exit status 2) naming the install command that works for this rewardkit."""
+    return f"rewardkit serve needs the serve extra: {install_command('serve')}"
+
+
 EXIT_USAGE = 2
 
 
@@ -239,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except ImportError as exc:
         if exc.name in {"fastapi", "uvicorn", "ray", "prometheus_client", "starlette", "httpx"}:
-            print(SERVE_EXTRA_MISSING, file=sys.stderr)
+            print(serve_extra_missing(), file=sys.stderr)
             return EXIT_USAGE
         raise
     return 0

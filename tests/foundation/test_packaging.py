@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import venv
@@ -116,6 +117,23 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
     assert demo.returncode == 0, demo.stderr
     assert "score" in demo.stdout.lower()
     assert 'id="report-katex"' in (tmp_path / "r.html").read_text(encoding="utf-8")
+    _the_missing_extras_hint_works_as_written(env_dir, wheel, tmp_path)
+
+
+def _the_missing_extras_hint_works_as_written(env_dir: Path, wheel: Path, cwd: Path) -> None:
+    """rewardkit is not on PyPI: the hint for a missing extra names the wheel this environment
+    was installed from, and running it as printed installs the extra."""
+    rewardkit = str(env_dir / "bin" / "rewardkit")
+    missing = subprocess.run(
+        [rewardkit, "serve", "math_reward"], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    assert missing.returncode == 2, missing.stderr
+    expected = f'pip install "rewardkit[serve] @ {wheel.resolve().as_uri()}"'
+    assert missing.stderr.strip() == f"rewardkit serve needs the serve extra: {expected}"
+    command = shlex.split(expected)
+    subprocess.run([str(env_dir / "bin" / "python"), "-m", *command, "-q"], check=True, cwd=cwd)
+    served = subprocess.run([rewardkit, "serve", "--help"], capture_output=True, text=True, cwd=cwd)
+    assert served.returncode == 0, served.stderr
 
 
 @pytest.mark.slow

@@ -12,6 +12,9 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The checkout the test venv installs rewardkit from (editable): what the install hint names."""
+
 
 def test_rewardkit_lsp_help_goes_through_the_dispatcher():
     completed = subprocess.run(
@@ -141,5 +144,5 @@ def test_without_the_lsp_extra_one_line_says_what_to_install(tmp_path: Path):
         assert completed.returncode == 2, completed.stderr
         assert completed.stdout == ""
         assert completed.stderr == (
-            'rewardkit lsp: the language server needs the lsp extra: pip install "rewardkit[lsp]"\n'
+            f'rewardkit lsp: the language server needs the lsp extra: pip install "{CHECKOUT}[lsp]"\n'
         )
