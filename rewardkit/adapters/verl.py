@@ -61,7 +61,9 @@ MANAGER_HINT = (
 
 VERL_RESERVED_EXTRAS: Mapping[str, str] = types.MappingProxyType(
     {
-        "score": "verl reads the reward from it; the adapter fills it",
+        "score": "verl reads the reward from it; the adapter fills it from the result's 'reward': a "
+        "verl-style function returning {'score': s, ...} (verl's math_dapo) is wrapped as "
+        "return {'reward': result['score'], ...}",
         "reward": "verl's validation collects each sample's score under it",
         "error": "the adapter reports failures under it",
         "uid": "the trainer copies extras into the batch, and uid groups GRPO's samples",

@@ -14,6 +14,7 @@ from adapter_testing import require_module
 
 from rewardkit import reward
 from rewardkit.adapters import to_agentfly, to_openrlhf, to_trl, to_verl
+from rewardkit.errors import RewardShapeError
 from rewardkit.schema import ResultSchemaError, result_schema
 
 HERE = Path(__file__).resolve().parent
@@ -176,3 +177,25 @@ def test_a_parameter_without_a_number_annotation_or_default_is_named_in_the_erro
     assert "`bonus: float`" in message
     assert "`-> float`" in message
     assert "verl_style_rewards.py" in message
+
+
+def test_verls_math_reward_adapts_and_math_dapos_score_key_says_how_to_wrap_it() -> None:
+    math_reward = require_module(
+        "verl.utils.reward_score.math_reward", "the frameworks extra installs verl"
+    )
+    math_dapo = require_module(
+        "verl.utils.reward_score.math_dapo", "the frameworks extra installs verl"
+    )
+    compute_score = to_verl(
+        reward(math_reward.compute_score, name="verl_math", auto_register=False),
+        field_map=VERL_NAMES,
+    )
+    rows = [(None, "2"), (r"so \boxed{2}", "2"), (r"so \boxed{3}", "2")]
+    assert [
+        compute_score(data_source="math", solution_str=s, ground_truth=g)["score"] for s, g in rows
+    ] == [0.0, 1.0, 0.0]
+    with pytest.raises(RewardShapeError, match=r"return \{'reward': result\['score'\], \.\.\.\}"):
+        to_verl(
+            reward(math_dapo.compute_score, name="verl_math_dapo", auto_register=False),
+            field_map=VERL_NAMES,
+        )
