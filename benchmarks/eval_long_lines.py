@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from rewardkit.evaluation.batches import TaskSizer, read_blocks, read_spans
+from rewardkit.evaluation.inputs.blocks import TaskSizer, read_blocks, read_spans
 
 ORDINARY = b'{"id": "a", "response": "\\\\boxed{1}", "gold": "1"}\n'
 

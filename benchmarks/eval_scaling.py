@@ -59,7 +59,7 @@ def replicate(data: Path, copies: int, gold_field: str, target: Path, *, distinc
 def measure(kind: str, path: Path, timeout: float) -> dict:
     """One measurement, in this (fresh) process: a loop (`loop`, `loop-sandbox`, `loop-forked`,
     `loop-halves`) or the runner (`workers=N`)."""
-    from rewardkit.evaluation.grading import warm_up
+    from rewardkit.evaluation.worker.grading import warm_up
 
     warm_up()  # imports and the LaTeX parser's first load are not part of either side
     if kind in ("loop-sandbox", "workers=0"):

@@ -9,14 +9,14 @@ The batch API is importable for training loops::
 Its options are `EvalOptions`' fields, as keywords or whole: `run_math_eval(path, options=...)`.
 """
 
-from rewardkit.evaluation.cases import EvalInputError, FieldNames, MathCase, read_cases
 from rewardkit.evaluation.errors import EvalOutputError, Interrupted
-from rewardkit.evaluation.generation import AdapterError, ChatClient, ChatEndpoint
-from rewardkit.evaluation.grading import GradeOptions
+from rewardkit.evaluation.inputs.cases import EvalInputError, FieldNames, MathCase, read_cases
+from rewardkit.evaluation.main.generation import AdapterError, ChatClient, ChatEndpoint
+from rewardkit.evaluation.main.report import SCHEMA_VERSION
 from rewardkit.evaluation.options import EvalOptions
-from rewardkit.evaluation.report import SCHEMA_VERSION
 from rewardkit.evaluation.runner import EvalConfigError, EvalRun, run_math_eval, sample_path
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize
+from rewardkit.evaluation.worker.grading import GradeOptions
 
 __all__ = [
     "SCHEMA_VERSION",

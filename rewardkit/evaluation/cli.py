@@ -21,11 +21,6 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from rewardkit.evaluation.cases import (
-    DEFAULT_GOLD_FIELDS,
-    EvalInputError,
-    FieldNames,
-)
 from rewardkit.evaluation.errors import (
     EXIT_NOTHING_SCORED,
     EXIT_OK,
@@ -37,18 +32,23 @@ from rewardkit.evaluation.errors import (
     exit_status_of_interrupt,
     raise_interrupted,
 )
-from rewardkit.evaluation.generation import (
+from rewardkit.evaluation.inputs.cases import (
+    DEFAULT_GOLD_FIELDS,
+    EvalInputError,
+    FieldNames,
+)
+from rewardkit.evaluation.main.executors import capped_workers
+from rewardkit.evaluation.main.generation import (
     DEFAULT_MAX_TOKENS,
     ChatEndpoint,
     ModelSpecError,
     parse_model_spec,
 )
+from rewardkit.evaluation.main.output_files import escape_lone_surrogates
+from rewardkit.evaluation.main.report import print_summary, summary_table
 from rewardkit.evaluation.option_names import command_line_names
 from rewardkit.evaluation.options import EXECUTORS, EXTRACT_MODES, POLICIES, EvalOptions
-from rewardkit.evaluation.output_files import escape_lone_surrogates
-from rewardkit.evaluation.report import print_summary, summary_table
 from rewardkit.evaluation.runner import EvalRun, run_math_eval
-from rewardkit.evaluation.workers import capped_workers
 from rewardkit.math.verdict import quoted
 
 PROG = "rewardkit eval math"

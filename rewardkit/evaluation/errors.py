@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import signal
 
-from rewardkit.evaluation.cases import EvalInputError
+from rewardkit.evaluation.inputs.cases import EvalInputError
 from rewardkit.evaluation.option_names import option
 
 EXIT_OK = 0

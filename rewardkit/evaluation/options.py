@@ -14,17 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardkit.evaluation.cases import DEFAULT_MAX_LINE_BYTES, FieldNames
 from rewardkit.evaluation.errors import EvalConfigError, ray_extra_missing
-from rewardkit.evaluation.generation import ChatEndpoint
-from rewardkit.evaluation.grading import GradeOptions, Grader
+from rewardkit.evaluation.inputs.cases import DEFAULT_MAX_LINE_BYTES, FieldNames
+from rewardkit.evaluation.main.generation import ChatEndpoint
+from rewardkit.evaluation.main.pool import DEFAULT_WORKER_MEMORY
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.scoring import CaseResult
-
-DEFAULT_WORKER_MEMORY = 2 << 30
-"""Address space each worker may add to what it starts with (`--worker-memory`), as the
-grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
-`HARNESS_ERROR`) or kills its worker, not the machine."""
+from rewardkit.evaluation.worker.grading import GradeOptions, Grader
 
 POLICIES = ("lenient", "strict")
 EXTRACT_MODES = ("boxed", "auto")

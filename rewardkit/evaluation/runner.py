@@ -24,36 +24,37 @@ from pathlib import Path
 from typing import IO, Any
 
 from rewardkit._version import __version__
-from rewardkit.evaluation.batches import (
-    LineSettings,
-    ResultBatch,
-    TaskSizer,
-    grade_blocks_in_process,
-)
-from rewardkit.evaluation.cases import (
+from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning
+from rewardkit.evaluation.inputs.blocks import TaskSizer
+from rewardkit.evaluation.inputs.cases import (
     DecidedCase,
     FieldNames,
     MathCase,
     cases_of_lines,
     fast_loads,
 )
-from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning
-from rewardkit.evaluation.generation import ChatClient, generate_cases
-from rewardkit.evaluation.grading import Grader
-from rewardkit.evaluation.html_report import render_html, write_html_report
-from rewardkit.evaluation.input_file import (
+from rewardkit.evaluation.inputs.file import (
     InputChangedError,
     InputFile,
     LeftToGrade,
     left_to_grade,
     line_ids,
 )
-from rewardkit.evaluation.ledger import IdLedger, rewrite_results
-from rewardkit.evaluation.option_names import option
-from rewardkit.evaluation.options import EvalOptions
-from rewardkit.evaluation.output_files import check_distinct_files, check_writable, has_content
-from rewardkit.evaluation.report import Timings, build_report, write_json_report
-from rewardkit.evaluation.results_file import (
+from rewardkit.evaluation.inputs.records import (
+    input_blocks,
+    max_block_bytes,
+    record_ids,
+    records_to_cases,
+    skip_done,
+)
+from rewardkit.evaluation.main.executors import capped_workers, grade_parsed
+from rewardkit.evaluation.main.generation import ChatClient, generate_cases
+from rewardkit.evaluation.main.html_report import render_html, write_html_report
+from rewardkit.evaluation.main.ledger import IdLedger, rewrite_results
+from rewardkit.evaluation.main.output_files import check_distinct_files, check_writable, has_content
+from rewardkit.evaluation.main.pool import ProcessExecutor
+from rewardkit.evaluation.main.report import Timings, build_report, write_json_report
+from rewardkit.evaluation.main.results_file import (
     InputFingerprint,
     ResultsFile,
     ResultsLock,
@@ -64,16 +65,12 @@ from rewardkit.evaluation.results_file import (
     read_results,
     run_metadata,
 )
+from rewardkit.evaluation.option_names import option
+from rewardkit.evaluation.options import EvalOptions
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
-from rewardkit.evaluation.sources import (
-    grade_parsed,
-    input_blocks,
-    max_block_bytes,
-    record_ids,
-    records_to_cases,
-    skip_done,
-)
-from rewardkit.evaluation.workers import ProcessExecutor, capped_workers
+from rewardkit.evaluation.worker.batch import ResultBatch
+from rewardkit.evaluation.worker.grading import Grader
+from rewardkit.evaluation.worker.lines import LineSettings, grade_blocks_in_process
 
 SAMPLE_NAME = "math_sample.jsonl"
 

@@ -66,6 +66,6 @@ def cli_env() -> dict[str, str]:
 
 def decoded_report_data(page: str) -> str:
     """The cases embedded (compressed) in an HTML report, as JSON text (to search it)."""
-    from rewardkit.evaluation.html_report import decode_data
+    from rewardkit.evaluation.main.html_report import decode_data
 
     return json.dumps(decode_data(page), ensure_ascii=False)

@@ -78,7 +78,7 @@ def grade_after_a_slow_load(response: str, gold: str, **options: Any) -> Any:
     (A cold eval worker stops at the import: it hands the case to a warm worker.)"""
     import sys
 
-    from rewardkit.evaluation.grading import SYMBOLIC_MODULE
+    from rewardkit.evaluation.worker.grading import SYMBOLIC_MODULE
 
     if SYMBOLIC_MODULE not in sys.modules:
         __import__(SYMBOLIC_MODULE)

@@ -23,7 +23,7 @@ from eval_helpers import cli_command, cli_env, read_jsonl, read_metadata, write_
 from eval_test_graders import KILL_ONCE, WAIT
 
 from rewardkit.evaluation import run_math_eval
-from rewardkit.evaluation.results_file import ResultsLock
+from rewardkit.evaluation.main.results_file import ResultsLock
 
 GRADER = ("--grader", "eval_test_graders:grade_or_crash", "--timeout", "600")
 """The test grader, with a budget no waiting case reaches (the runner kills a worker whose

@@ -16,7 +16,7 @@ from eval_helpers import cli_command, cli_env, read_jsonl, write_jsonl
 from eval_test_graders import EAT, HANG_MARKED, KILL_ONCE, WAIT, grade_or_crash
 
 from rewardkit.evaluation import run_math_eval
-from rewardkit.evaluation.batches import TaskSizer
+from rewardkit.evaluation.inputs.blocks import TaskSizer
 
 GRADER = "eval_test_graders:grade_or_crash"
 

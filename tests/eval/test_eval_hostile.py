@@ -14,8 +14,8 @@ from eval_helpers import read_jsonl
 from hostile_inputs import FINISHES, MALFORMED, ordinary_line
 
 from rewardkit.evaluation import EvalConfigError, EvalInputError, read_cases, run_math_eval
-from rewardkit.evaluation.cases import DecidedCase
-from rewardkit.evaluation.workers import default_workers
+from rewardkit.evaluation.inputs.cases import DecidedCase
+from rewardkit.evaluation.main.executors import default_workers
 
 
 def write_lines(path: Path, lines: list[bytes]) -> Path:

@@ -16,8 +16,8 @@ from eval_helpers import cli_command, read_jsonl, write_jsonl
 from headless_chromium import CHROMIUM, CHROMIUM_ARGS
 
 from rewardkit.evaluation import sample_path
-from rewardkit.evaluation.html_report import PAGE_SIZE, decode_data
-from rewardkit.evaluation.katex_assets import KATEX_ELEMENT_ID, KATEX_VERSION
+from rewardkit.evaluation.main.html_report import PAGE_SIZE, decode_data
+from rewardkit.evaluation.main.katex_assets import KATEX_ELEMENT_ID, KATEX_VERSION
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from eval_helpers import cli_env, write_jsonl
 
-from rewardkit.evaluation.report import format_rate
+from rewardkit.evaluation.main.report import format_rate
 
 SCRIPT = """
 import json, sys

@@ -14,7 +14,7 @@ from rewardkit.evaluation import (
     read_cases,
     run_math_eval,
 )
-from rewardkit.evaluation.cases import DecidedCase
+from rewardkit.evaluation.inputs.cases import DecidedCase
 
 
 def test_gold_falls_back_to_answer_and_numbers_become_text(tmp_path: Path) -> None:

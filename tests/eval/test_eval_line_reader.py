@@ -16,9 +16,9 @@ from eval_helpers import cli_command, cli_env, read_jsonl, write_jsonl
 from hostile_inputs import ordinary_line
 
 from rewardkit.evaluation import EvalInputError, run_math_eval
-from rewardkit.evaluation.batches import TaskSizer, read_blocks
-from rewardkit.evaluation.cases import DEFAULT_MAX_LINE_BYTES, FieldNames, cases_of_lines
-from rewardkit.evaluation.input_file import InputFile
+from rewardkit.evaluation.inputs.blocks import TaskSizer, read_blocks
+from rewardkit.evaluation.inputs.cases import DEFAULT_MAX_LINE_BYTES, FieldNames, cases_of_lines
+from rewardkit.evaluation.inputs.file import InputFile
 
 DEV_ZERO = Path("/dev/zero")
 

@@ -11,9 +11,9 @@ from eval_helpers import read_jsonl, write_jsonl
 from eval_test_graders import RAISE, SLOW, grade_or_crash
 
 from rewardkit.evaluation import EvalInputError, run_math_eval, sample_path
-from rewardkit.evaluation.batches import LineGrader, LineSettings
-from rewardkit.evaluation.cases import FieldNames
-from rewardkit.evaluation.grading import GradeOptions
+from rewardkit.evaluation.inputs.cases import FieldNames
+from rewardkit.evaluation.worker.grading import GradeOptions
+from rewardkit.evaluation.worker.lines import LineGrader, LineSettings
 
 
 def _comparable(records: list[dict]) -> list[dict]:

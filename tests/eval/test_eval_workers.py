@@ -80,7 +80,7 @@ def fresh_python(script: str) -> list[str]:
 COLD_WORKER = """
 import json, sys
 from rewardkit.evaluation import run_math_eval
-from rewardkit.evaluation.grading import SYMBOLIC_MODULE
+from rewardkit.evaluation.worker.grading import SYMBOLIC_MODULE
 from eval_test_graders import grade_after_a_slow_load
 
 plain = [{"id": f"p{i}", "response": rf"so \\boxed{{{i}}}", "gold": str(i)} for i in range(40)]
@@ -137,7 +137,7 @@ def test_the_symbolic_module_name_is_the_one_the_grader_loads() -> None:
     """Cold workers are stopped at this module's import: a rename in rewardkit.math must fail
     here, not silently let every worker load the symbolic part on its own."""
     script = (
-        "import sys; from rewardkit.evaluation.grading import SYMBOLIC_MODULE, warm_up; "
+        "import sys; from rewardkit.evaluation.worker.grading import SYMBOLIC_MODULE, warm_up; "
         "before = SYMBOLIC_MODULE in sys.modules; warm_up(); "
         "print(before, SYMBOLIC_MODULE in sys.modules)"
     )

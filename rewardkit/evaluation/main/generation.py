@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from rewardkit.evaluation.cases import DecidedCase, MathCase
-from rewardkit.evaluation.redaction import Redactor, redact_url, url_secrets
+from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
+from rewardkit.evaluation.main.redaction import Redactor, redact_url, url_secrets
 from rewardkit.failures import FailureTag
 
 DEFAULT_SYSTEM_PROMPT = (

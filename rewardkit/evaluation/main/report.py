@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rewardkit.evaluation.output_files import encode_text, write_atomically
+from rewardkit.evaluation.main.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import PASS, Summary
 from rewardkit.failures import FailureTag
 

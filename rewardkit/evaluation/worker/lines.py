@@ -1,39 +1,33 @@
-"""Chunks of results as the main process handles them, and the worker side that produces them
-from raw input lines.
-
-The main process of a run with worker processes must do almost nothing per case, or it becomes
-the bottleneck (a cached grade takes ~12 us). So it reads raw lines (bytes) and ships them in
-chunks with their line numbers; workers parse and validate each line, grade it and serialise
-its results-file line; the main process gets back a `ResultBatch` of parallel lists (ids, line
-numbers, results-file lines) and the count of each (outcome, reason), appends the lines with
-one write and adds up the counts. `CaseResult` objects are built only when someone asks for them.
+"""Worker side: raw input lines parsed, validated, graded and serialised as results-file
+lines, in a worker process or (`workers=0`) in this one.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from rewardkit.evaluation.cases import (
+from rewardkit.evaluation.inputs.blocks import FileSpan, RawBlock, TaskSizer
+from rewardkit.evaluation.inputs.cases import (
     DEFAULT_MAX_LINE_BYTES,
     DecidedCase,
     EvalInputError,
     FieldNames,
     MathCase,
-    fast_loads,
     line_too_long,
     malformed_line_case,
-    numbered_lines,
     parse_case_line,
 )
-from rewardkit.evaluation.grading import (
+from rewardkit.evaluation.inputs.file import InputRef
+from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
+from rewardkit.evaluation.worker.batch import OutcomeKey, ResultBatch
+from rewardkit.evaluation.worker.grading import (
     COLD_GUARD,
     SYMBOLIC_MODULE,
     ColdWorker,
@@ -46,121 +40,10 @@ from rewardkit.evaluation.grading import (
     grader_error_result,
     verdict_to_result,
 )
-from rewardkit.evaluation.input_file import InputRef
-from rewardkit.evaluation.scoring import LINE_ENCODER, PASS, CaseResult
 from rewardkit.failures import FailureTag
 
 FRAGMENT_CACHE_SIZE = 1 << 16
 """Serialised verdicts kept per worker (a few MB at most); the cache is emptied when full."""
-
-RawBlock = tuple[int, bytes]
-"""Whole input lines as read by the main process: the 1-based number of the first, and the bytes."""
-
-FileSpan = tuple[int, int, int]
-"""Whole lines of the input file by position: number of the first line, byte offset, length.
-Workers read the bytes themselves, so they never pass through the main process."""
-
-OutcomeKey = tuple[str, str]
-"""`(outcome, reason)` of one result: all the summary needs."""
-
-
-@dataclass
-class ResultBatch:
-    """The results of one chunk, as parallel per-case lists, plus what the chunk skipped.
-
-    `texts` are the results-file lines (JSON plus newline). `responses` is filled only when
-    the run needs responses in the main process (HTML report, `on_result`). `skipped` lists the
-    cases already done in a resumed run as `(id, line, response)`: they still take part in the
-    duplicate-id check. `error` is `(line, reason)` of a malformed line when the run stops at
-    one; the chunk's lines after it were not graded.
-    """
-
-    ids: list[str] = field(default_factory=list)
-    lines: list[int | None] = field(default_factory=list)
-    counts: Counter[OutcomeKey] = field(default_factory=Counter)
-    texts: list[str] = field(default_factory=list)
-    responses: list[str | None] | None = None
-    skipped: list[tuple[str, int | None, str | None]] = field(default_factory=list)
-    error: tuple[int, str] | None = None
-    grading_seconds: float = 0.0
-    busy_seconds: float = 0.0
-    """Wall time the worker spent on the chunk (parsing, grading, serialising): sizes the next tasks."""
-    results: list[CaseResult] | None = None
-    """The result objects, when they exist already (built in the main process)."""
-    interrupted: BaseException | None = None
-    """Ctrl-C (or another stop signal) arrived while this batch was graded in this process: it
-    holds the cases finished before it; the run writes them, then stops."""
-    resume_at: int | None = None
-    """The chunk stopped at this case (its offset in the chunk) because it needs the grader's
-    symbolic part, which this worker must not load (`ColdWorker`): the rest goes to a warm one."""
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @property
-    def failed(self) -> int:
-        """How many results of the batch did not pass (for the progress bar)."""
-        return sum(count for (outcome, _reason), count in self.counts.items() if outcome != PASS)
-
-    def append(self, result: CaseResult, *, include_response: bool) -> None:
-        """Add a result built in the main process (crash, timeout, duplicate id, other executors)."""
-        if self.results is None:
-            self.results = self.materialise()
-        self.results.append(result)
-        self.ids.append(result.id)
-        self.lines.append(result.line)
-        self.counts[result.outcome, result.reason] += 1
-        self.texts.append(result.to_line(include_response=include_response))
-        if self.responses is not None:
-            self.responses.append(result.response)
-        self.grading_seconds += result.seconds
-
-    def keep_complete(self, stop: BaseException, offset: int) -> None:
-        """Cut the per-case lists to the cases whose results-file line was made (a signal may
-        land between two appends), and remember why the chunk stopped at `offset`."""
-        done = len(self.texts)
-        self.ids, self.lines = self.ids[:done], self.lines[:done]
-        if self.responses is not None:
-            self.responses = self.responses[:done]
-        if isinstance(stop, ColdWorker):
-            self.resume_at = offset
-        else:
-            self.interrupted = stop
-
-    def materialise(self) -> list[CaseResult]:
-        """The batch's `CaseResult`s, parsed back from their results-file lines if need be."""
-        if self.results is not None:
-            return list(self.results)
-        responses = self.responses or [None] * len(self.texts)
-        return [
-            CaseResult.from_json(fast_loads(text), response=response, serialized=text)
-            for text, response in zip(self.texts, responses)
-        ]
-
-    def drop(self, positions: Iterable[int]) -> None:
-        """Remove the results at `positions` (a duplicate id found after it was emitted)."""
-        gone = set(positions)
-        if not gone:
-            return
-        results = self.materialise()
-        keep = [i for i in range(len(self.ids)) if i not in gone]
-        self.results = [results[i] for i in keep]
-        self.ids = [self.ids[i] for i in keep]
-        self.lines = [self.lines[i] for i in keep]
-        for i in gone:
-            self.counts[results[i].outcome, results[i].reason] -= 1
-        self.counts = +self.counts
-        self.texts = [self.texts[i] for i in keep]
-        if self.responses is not None:
-            self.responses = [self.responses[i] for i in keep]
-
-
-def batch_of(results: Iterable[CaseResult], *, include_response: bool) -> ResultBatch:
-    """A batch from result objects (in-process and Ray executors, crashes, timeouts)."""
-    batch = ResultBatch(results=[], responses=[])
-    for result in results:
-        batch.append(result, include_response=include_response)
-    return batch
 
 
 @dataclass(frozen=True)
@@ -177,186 +60,6 @@ class LineSettings:
     source: InputRef | None = None
     """The run's input file, for spans of it given by position."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-
-
-class TaskSizer:
-    """How many bytes of input go into the next task: few at first, so that the first results
-    reach the results file within milliseconds of the workers' start, then about
-    `target_seconds` of a worker's time each, from the bytes per second of the tasks that
-    finished. Small tasks stream results and lose little to an interrupt; each task also costs
-    the main process ~0.3 ms, so fast (cached) grading gets bigger ones, up to `maximum`.
-
-    The main loop calls `record`, the thread that cuts the input calls `size`."""
-
-    FIRST = 16 << 10
-    MINIMUM = 4 << 10
-    TARGET_SECONDS = 0.1
-    """Half of the ~0.2 s a batch may take, leaving room for a slower stretch of input."""
-
-    def __init__(
-        self, maximum: int = 1 << 20, *, first: int = FIRST, target_seconds: float = TARGET_SECONDS
-    ) -> None:
-        self.maximum = max(self.MINIMUM, maximum)
-        self.target_seconds = target_seconds
-        self._size = max(self.MINIMUM, min(first, self.maximum))
-        self._cost: float | None = None
-        """Seconds per byte, averaged: a slow stretch shrinks the tasks at once (the average
-        of costs is dominated by the slow one), a fast one grows them back over a few tasks."""
-
-    def size(self) -> int:
-        """Bytes for the next task."""
-        return self._size
-
-    def record(self, nbytes: int, seconds: float) -> None:
-        """A task of `nbytes` kept a worker busy for `seconds`."""
-        if nbytes <= 0 or seconds <= 0:
-            return
-        cost = seconds / nbytes
-        self._cost = cost if self._cost is None else (self._cost + cost) / 2
-        self._size = int(min(self.maximum, max(self.MINIMUM, self.target_seconds / self._cost)))
-
-
-def read_blocks(
-    handle: IO[bytes],
-    *,
-    sizer: TaskSizer,
-    path: str,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    lines_per_block: int | None = None,
-    limit: int | None = None,
-) -> Iterator[RawBlock]:
-    """Yield a binary stream as blocks of whole lines, each with the number of its first line.
-
-    This runs in the main process, where every microsecond per case is one every worker waits
-    for, so it does not look at lines: it reads `sizer.size()` bytes and cuts after the last
-    newline. A line longer than a read is carried as a list of pieces, joined once it ends
-    (linear in its length, from a pipe too), and refused (`EvalInputError`) once it is longer
-    than `max_line_bytes`. Only `lines_per_block` or `limit` (which count cases, i.e.
-    non-blank lines, as `--limit` does) make it go line by line.
-    """
-    if lines_per_block is not None or limit is not None:
-        lines = numbered_lines(handle, path=path, max_bytes=max_line_bytes)
-        yield from _counted_blocks(lines, lines_per_block or 256, limit)
-        return
-    number = 1
-    carry: list[bytes] = []
-    carried = 0
-    while data := handle.read(sizer.size()):
-        end = data.find(b"\n")
-        if carried + (len(data) if end < 0 else end) > max_line_bytes:
-            raise line_too_long(path, number, max_line_bytes)
-        if end < 0:
-            carry.append(data)
-            carried += len(data)
-            continue
-        cut = data.rfind(b"\n") + 1
-        block = b"".join((*carry, data[:cut])) if carry else data[:cut]
-        yield number, block
-        number += block.count(b"\n")
-        carry = [data[cut:]] if cut < len(data) else []
-        carried = len(data) - cut
-    if carry:
-        yield number, b"".join(carry)
-
-
-def line_lists(
-    handle: IO[bytes], *, sizer: TaskSizer, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-) -> Iterator[list[bytes]]:
-    """A binary stream as lists of whole lines (newline included) of about `sizer.size()`
-    bytes. Unnumbered: grading in this process numbers lines as it goes. One pass over the
-    input, split in C by a bounded `readline` (`numbered_lines`'s rule: a line longer than
-    `max_line_bytes` is refused as soon as that much of it is read)."""
-    readline = handle.readline
-    limit = max_line_bytes + 1
-    number = 0
-    while True:
-        budget = sizer.size()
-        lines: list[bytes] = []
-        total = 0
-        while total < budget and (raw := readline(limit)):
-            if len(raw) == limit and raw[-1] != 0x0A:
-                raise line_too_long(path, number + len(lines) + 1, max_line_bytes)
-            lines.append(raw)
-            total += len(raw)
-        if not lines:
-            return
-        number += len(lines)
-        yield lines
-
-
-def read_spans(
-    descriptor: int, *, sizer: TaskSizer, path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-) -> Iterator[FileSpan]:
-    """Like `read_blocks` without a limit, but for a regular file, and yielding positions in
-    it rather than bytes: the main process reads each block once to cut it after a newline
-    and count its lines, and never pickles or sends input text (workers read their spans
-    themselves). A line longer than a block doubles the read, up to `max_line_bytes`."""
-    offset = 0
-    number = 1
-    size = sizer.size()
-    while True:
-        data = os.pread(descriptor, size, offset)
-        if not data:
-            return
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) == size:  # a line longer than the block: read more
-            if size > max_line_bytes:
-                raise line_too_long(path, number, max_line_bytes)
-            size = min(2 * size, max_line_bytes + 1)
-            continue
-        cut = cut or len(data)  # the last line, without a newline
-        yield number, offset, cut
-        number += data.count(b"\n", 0, cut)
-        offset += cut
-        size = sizer.size()
-
-
-def _counted_blocks(
-    lines: Iterable[tuple[int, bytes]], cases_per_block: int, limit: int | None
-) -> Iterator[RawBlock]:
-    first = 1
-    block: list[bytes] = []
-    cases = 0
-    total = 0
-    for number, raw in lines:
-        if limit is not None and total >= limit:
-            break
-        if not block:
-            first = number
-        block.append(raw)
-        if raw.isspace():
-            continue
-        cases += 1
-        total += 1
-        if cases >= cases_per_block:
-            yield first, b"".join(block)
-            block, cases = [], 0
-    if cases:
-        yield first, b"".join(block)
-
-
-def resolve_block(block: RawBlock | FileSpan, source: InputRef | None) -> RawBlock:
-    """The bytes of a block, reading them from the run's input if it is given by position."""
-    if len(block) == 2:
-        return block  # type: ignore[return-value]
-    assert source is not None
-    first, offset, length = block  # type: ignore[misc]
-    descriptor = source.open_descriptor()
-    try:
-        return first, os.pread(descriptor, length, offset)
-    finally:
-        if descriptor != source.fd:
-            os.close(descriptor)
-
-
-def block_lines(block: RawBlock) -> list[tuple[int, bytes]]:
-    """The non-blank lines of a block with their line numbers."""
-    first, data = block
-    return [
-        (first + offset, raw)
-        for offset, raw in enumerate(data.split(b"\n"))
-        if raw and not raw.isspace()
-    ]
 
 
 def grade_blocks_in_process(

@@ -24,15 +24,15 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rewardkit.evaluation.cases import EvalInputError, fast_loads
 from rewardkit.evaluation.errors import (
     EvalConfigError,
     EvalOutputError,
     ForeignResultsWarning,
     os_error_reason,
 )
+from rewardkit.evaluation.inputs.cases import EvalInputError, fast_loads
+from rewardkit.evaluation.main.output_files import encode_text, write_atomically
 from rewardkit.evaluation.option_names import option
-from rewardkit.evaluation.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import CaseResult
 from rewardkit.math.verdict import quoted
 

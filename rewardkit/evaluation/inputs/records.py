@@ -1,5 +1,6 @@
-"""Where a run's batches of results come from: tasks cut from the input file for the worker
-code, or parsed cases (records, generated responses, Ray) for the general executors."""
+"""The input as a run reads it: worker tasks cut from the file, or cases made from records
+given as Python objects (and the ids of either, for resuming).
+"""
 
 from __future__ import annotations
 
@@ -7,17 +8,15 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from rewardkit.evaluation.batches import (
+from rewardkit.evaluation.inputs.blocks import (
     FileSpan,
     RawBlock,
-    ResultBatch,
     TaskSizer,
-    batch_of,
     line_lists,
     read_blocks,
     read_spans,
 )
-from rewardkit.evaluation.cases import (
+from rewardkit.evaluation.inputs.cases import (
     DecidedCase,
     EvalInputError,
     FieldNames,
@@ -25,10 +24,7 @@ from rewardkit.evaluation.cases import (
     case_id_of,
     parse_case_line,
 )
-from rewardkit.evaluation.grading import GradeOptions, Grader
-from rewardkit.evaluation.input_file import InputFile
-from rewardkit.evaluation.scoring import CaseResult
-from rewardkit.evaluation.workers import InProcessExecutor, ProcessExecutor, chunk_cases
+from rewardkit.evaluation.inputs.file import InputFile
 from rewardkit.math.verdict import quoted
 
 
@@ -111,53 +107,3 @@ def skip_done(
                 responses[case.id] = case.response
             continue
         yield case
-
-
-def grade_parsed(
-    source: Iterable[MathCase | DecidedCase],
-    options: GradeOptions,
-    *,
-    executor: str,
-    workers: int,
-    ray_address: str | None,
-    grader: Grader | None,
-    chunk_size: int | None,
-    total: int | None,
-    generating: bool,
-    include_response: bool,
-    worker_memory: int | None,
-) -> Iterator[ResultBatch]:
-    """Grade already-parsed cases (records, generated responses, Ray, in-process) as batches."""
-    if executor == "local" and workers >= 1:
-        size = chunk_size or _chunk_size(total, workers, generating=generating)
-        pool = ProcessExecutor(
-            options,
-            workers=workers,
-            grader=grader,
-            include_response=include_response,
-            memory_headroom=worker_memory,
-        )
-        yield from pool.batches(chunk_cases(source, size))
-        return
-    results: Iterable[CaseResult]
-    if executor == "ray":
-        from rewardkit.evaluation.ray_executor import RayExecutor
-
-        results = RayExecutor(
-            options, address=ray_address, grader=grader, chunk_size=chunk_size or 16
-        ).results(source)
-    else:
-        results = InProcessExecutor(options, grader=grader).results(source)
-    for result in results:
-        yield batch_of([result], include_response=include_response)
-
-
-def _chunk_size(total: int | None, workers: int, *, generating: bool) -> int:
-    """Cases per worker task: large enough that the ~80 us cost of a pool task and the parent's
-    bookkeeping stay small next to ~10-100 us grades, small enough that every worker gets about
-    eight chunks (balance at the end of a run). Generated cases go one by one, as they arrive."""
-    if generating:
-        return 1
-    if total is None:
-        return 32
-    return max(4, min(64, total // (workers * 8)))

@@ -25,180 +25,44 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from rewardkit.child_processes import cap_address_space, die_with_parent
-from rewardkit.evaluation.batches import (
+from rewardkit.evaluation.errors import Interrupted, raise_interrupted
+from rewardkit.evaluation.inputs.blocks import (
     FileSpan,
-    LineGrader,
-    LineSettings,
     RawBlock,
-    ResultBatch,
     TaskSizer,
-    batch_of,
     block_lines,
     resolve_block,
 )
-from rewardkit.evaluation.cases import (
+from rewardkit.evaluation.inputs.cases import (
     DecidedCase,
     EvalInputError,
     FieldNames,
     MathCase,
     parse_case_line,
 )
-from rewardkit.evaluation.errors import Interrupted, raise_interrupted
-from rewardkit.evaluation.grading import (
-    COLD_GUARD,
+from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.evaluation.worker.batch import ResultBatch, batch_of
+from rewardkit.evaluation.worker.grading import (
     SYMBOLIC_MODULE,
-    ColdWorker,
     GradeOptions,
     Grader,
-    LazySymbolicWorkers,
     crash_result,
     decided_to_result,
     default_grader,
-    grade_case,
     harness_seconds,
     hung_grader_result,
     timeout_result,
     warm_up,
 )
-from rewardkit.evaluation.option_names import option_with
-from rewardkit.evaluation.options import DEFAULT_WORKER_MEMORY
-from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.evaluation.worker.lines import LineSettings
+from rewardkit.evaluation.worker.process import Chunk, grade_chunk, init_worker
 
-SourceItem = MathCase | DecidedCase
-
-
-class Executor(Protocol):
-    """Grades a stream of cases, yielding results in completion order as they arrive."""
-
-    def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
-        """Consume `cases` lazily and yield one result per case."""
-        ...
-
-
-class InProcessExecutor:
-    """Grade in the calling process, one case after another (`--workers 0`).
-
-    The grader runs with `sandbox=True`: its own killable process enforces the budget of any
-    slow symbolic comparison. For debugging and for training loops that must not fork.
-    """
-
-    def __init__(self, options: GradeOptions, *, grader: Grader | None = None) -> None:
-        self.options = options
-        self.grader = grader
-
-    def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
-        """Yield each case's result in input order (the grader's symbolic workers start with
-        the first case that needs them: `LazySymbolicWorkers`)."""
-        symbolic = LazySymbolicWorkers(self.grader)
-        for case in cases:
-            if isinstance(case, DecidedCase):
-                yield decided_to_result(case)
-                continue
-            yield symbolic.grade(case, self.options)
-
-
-# --- worker side -----------------------------------------------------------------------
-
-_progress: Any = None
-"""In a worker: shared doubles, two per slot: (index of the case being graded or -1, start time)."""
-
-_done_ids: frozenset[str] = frozenset()
-"""In a worker: ids already in the results file of a resumed run (skipped, not graded)."""
-
-_line_graders: dict[LineSettings, LineGrader] = {}
-
-
-def _init_worker(
-    progress: Any,
-    parent_pid: int,
-    memory_headroom: int | None,
-    done_ids: frozenset[str],
-    cold: bool,
-    spawned_grader: Grader | bool | None,
-) -> None:
-    """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
-    parent handles them and stops its workers), keep the shared progress array and the done
-    ids.
-
-    A `cold` worker was forked before the parent loaded the grader's symbolic part (sympy, the
-    LaTeX parser: ~1-2 s): most cases need none of it, so such workers grade from the first
-    second of a run, and a case that needs it stops the task (`ColdWorker`) instead of loading
-    it here; the parent loads it once and forks warm workers for the rest. A spawned worker
-    (`spawned_grader` is not False) shares nothing with the parent and loads it itself."""
-    global _progress, _done_ids
-    # The forking thread outlives the pool (pebble's calling and manager threads), so the
-    # kernel's parent-death signal is safe here; the watchdog thread covers the rest.
-    die_with_parent(parent_pid, death_signal=True)
-    if memory_headroom:
-        cap_address_space(memory_headroom)
-    _progress = progress
-    _done_ids = done_ids
-    _line_graders.clear()  # a forked worker must not reuse its parent's (none expected)
-    for name in ("SIGINT", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    if cold:
-        sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
-    elif spawned_grader is not False:
-        warm_up(spawned_grader)  # type: ignore[arg-type]
-
-
-Chunk = list[MathCase] | RawBlock | FileSpan
-"""A worker task's cases: parsed cases (records, generation), or raw lines of a file (by value
-or by position)."""
-
-
-def grade_chunk(
-    chunk: Chunk,
-    options: GradeOptions,
-    slot: int,
-    grader: Grader | None,
-    include_response: bool,
-    line_settings: LineSettings | None,
-) -> ResultBatch:
-    """Worker task: grade a chunk, publishing which case is running so the parent can time it.
-
-    Raw lines are parsed, validated, graded and serialised here, in parallel, so the parent
-    only appends the returned lines and counts outcomes."""
-    progress = _progress
-    started = time.perf_counter()
-    COLD_GUARD.fired = False  # (it stopped the previous chunk, if it fired)
-
-    def on_case(index: int) -> None:
-        progress[2 * slot + 1] = time.monotonic()
-        progress[2 * slot] = index
-
-    watch = on_case if progress is not None else None
-    try:
-        if line_settings is not None:
-            line_grader = _line_graders.get(line_settings)
-            if line_grader is None:
-                line_grader = _line_graders[line_settings] = LineGrader(line_settings, _done_ids)
-            batch = line_grader.grade_block(chunk, watch)  # type: ignore[arg-type]
-        else:
-            results: list[CaseResult] = []
-            stopped_at = None
-            for index, case in enumerate(chunk):
-                if watch is not None:
-                    watch(index)
-                try:
-                    results.append(grade_case(case, options, sandbox=False, grader=grader))  # type: ignore[arg-type]
-                except ColdWorker:
-                    stopped_at = index
-                    break
-            batch = batch_of(results, include_response=include_response)
-            batch.resume_at = stopped_at
-        batch.busy_seconds = time.perf_counter() - started
-        return batch
-    finally:
-        if progress is not None:
-            progress[2 * slot] = -1.0
-
-
-# --- parent side -----------------------------------------------------------------------
+DEFAULT_WORKER_MEMORY = 2 << 30
+"""Address space each worker may add to what it starts with (`--worker-memory`), as the
+grader's own sandbox allows its workers: a runaway case fails with `MemoryError` (a
+`HARNESS_ERROR`) or kills its worker, not the machine."""
 
 
 @dataclass
@@ -287,21 +151,6 @@ def describe_exit(error: BaseException) -> str:
     if isinstance(code, int):
         return f"worker process died (exit code {code})"
     return f"worker failed: {type(error).__name__}: {error}"
-
-
-def chunk_cases(cases: Iterable[SourceItem], size: int) -> Iterator[Chunk | DecidedCase]:
-    """Group parsed cases into chunks of `size`; decided cases pass through on their own."""
-    chunk: list[MathCase] = []
-    for case in cases:
-        if isinstance(case, DecidedCase):
-            yield case
-            continue
-        chunk.append(case)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 class ProcessExecutor:
@@ -721,7 +570,7 @@ class _Pools:
         pool = pebble.ProcessPool(
             max_workers=executor.workers,
             max_tasks=executor.max_tasks,
-            initializer=_init_worker,
+            initializer=init_worker,
             initargs=(
                 self.progress,
                 os.getpid(),
@@ -864,26 +713,3 @@ def _defer_interrupts(flag: _InterruptFlag) -> Callable[[], None]:
             signal.signal(signum, previous)
 
     return restore
-
-
-def default_workers() -> int:
-    """The default `--workers`: the cores this process may use."""
-    with contextlib.suppress(AttributeError):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
-
-
-def capped_workers(requested: int | None) -> tuple[int, str | None]:
-    """`requested` worker processes, at most one per core this process may use (grading is
-    CPU-bound: more only adds processes, memory and start-up time); with the warning to show
-    when it was capped. None: the cores."""
-    cores = default_workers()
-    if requested is None:
-        return cores, None
-    if requested > cores:
-        return cores, (
-            f"{option_with('workers', requested)} is more than the {cores} "
-            f"core{'s' if cores != 1 else ''} "
-            f"this process may use; using {cores}"
-        )
-    return requested, None

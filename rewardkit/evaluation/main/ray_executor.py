@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rewardkit.evaluation.cases import DecidedCase, MathCase
 from rewardkit.evaluation.errors import ray_extra_missing
-from rewardkit.evaluation.grading import (
+from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
+from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.evaluation.worker.grading import (
     GradeOptions,
     Grader,
     crash_result,
@@ -21,7 +22,6 @@ from rewardkit.evaluation.grading import (
     grade_case,
     start_symbolic_workers,
 )
-from rewardkit.evaluation.scoring import CaseResult
 
 
 def _grade_chunk_on_ray(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.evaluation.cases import DecidedCase, MathCase
+from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
 from rewardkit.evaluation.scoring import CaseResult, make_detail
 from rewardkit.failures import FailureTag
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from rewardkit.evaluation.cases import (
+from rewardkit.evaluation.inputs.cases import (
     DEFAULT_MAX_LINE_BYTES,
     EvalInputError,
     FieldNames,

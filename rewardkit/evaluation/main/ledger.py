@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewardkit.evaluation.batches import ResultBatch
-from rewardkit.evaluation.cases import EvalInputError, malformed_line_case
 from rewardkit.evaluation.errors import EvalOutputError, os_error_reason
-from rewardkit.evaluation.grading import decided_to_result
-from rewardkit.evaluation.output_files import encode_text
+from rewardkit.evaluation.inputs.cases import EvalInputError, malformed_line_case
+from rewardkit.evaluation.main.output_files import encode_text
 from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.evaluation.worker.batch import ResultBatch
+from rewardkit.evaluation.worker.grading import decided_to_result
 from rewardkit.math.verdict import quoted
 
 
