@@ -9,7 +9,7 @@ from rewardkit.adapters import to_openrlhf, to_verl
 
 
 @reward(name="hint_verl_names", auto_register=False)
-def verl_names(solution_str: str, ground_truth: str) -> float:
+def verl_names(solution_str: str, ground_truth: str) -> float:  # rewardkit: ignore[RK101]
     """Written with verl's own argument names."""
     return float(solution_str.split()[-1:] == [ground_truth])
 

@@ -30,7 +30,7 @@ def share_of_words(texts: list[str]) -> list[float]:
 
 
 @group_reward(name="trl_word_share", auto_register=False)
-def word_share(final_response: list[str]) -> list[float]:
+def word_share(final_response: list[str]) -> list[float]:  # rewardkit: ignore[RK505]
     """``share_of_words`` over the group; the first group ever scored fails (a judge warming up)."""
     SIZES.append(len(final_response))
     if not _FIRST.is_set():

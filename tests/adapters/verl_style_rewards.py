@@ -162,7 +162,7 @@ def annotated_em(
 
 
 @reward(name="verl_style_decorated", auto_register=False)
-def decorated(solution_str, ground_truth, format_score=0.1, score=1.0):
+def decorated(solution_str, ground_truth, format_score=0.1, score=1.0):  # rewardkit: ignore[RK101]
     answer = _multiply_answer(solution_str)
     return 0 if answer is None else score if int(answer) == int(ground_truth) else format_score
 
