@@ -49,9 +49,10 @@ from rewardkit.evaluation.main.report import print_summary, summary_table
 from rewardkit.evaluation.option_names import command_line_names
 from rewardkit.evaluation.options import EXECUTORS, EXTRACT_MODES, POLICIES, EvalOptions
 from rewardkit.evaluation.runner import EvalRun, run_math_eval
+from rewardkit.evaluation.tasks import MATH, TASKS
 from rewardkit.math.verdict import quoted
 
-PROG = "rewardkit eval math"
+PROG = MATH.prog
 _DEFAULTS = EvalOptions()
 """Each option's default, as `run_math_eval` has it."""
 
@@ -152,31 +153,22 @@ def reward_url(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `rewardkit eval` argument parser (one task today: `math`)."""
+    """The `rewardkit eval` argument parser: one subcommand per task (`tasks.TASKS`)."""
     parser = _Parser(
         prog="rewardkit eval", description="Evaluate model responses with rewardkit's graders."
     )
     tasks = parser.add_subparsers(
-        dest="task", metavar="{math}", required=True, parser_class=_TaskParser
+        dest="task", metavar=f"{{{','.join(TASKS)}}}", required=True, parser_class=_TaskParser
     )
-    math = tasks.add_parser(
-        "math",
-        help="grade MATH-style responses against gold answers",
-        description="Grade MATH-style responses (final answer in \\boxed{}) against gold answers. "
-        "With no file, grades the sample shipped with rewardkit.",
-    )
-    math.add_argument(
-        "input",
-        nargs="?",
-        metavar="RESPONSES.jsonl",
-        help="JSONL with an id, a response and a gold answer per line (default: the shipped sample)",
-    )
-    _add_input_options(math)
-    _add_grading_options(math)
-    _add_execution_options(math)
-    _add_output_options(math)
-    _add_generation_options(math)
-    math.set_defaults(task_parser=math)  # errors found after parsing name the task's usage
+    for task in TASKS.values():
+        sub = tasks.add_parser(task.name, help=task.help, description=task.description)
+        sub.add_argument("input", nargs="?", metavar="RESPONSES.jsonl", help=task.input_help)
+        _add_input_options(sub)
+        _add_grading_options(sub)
+        _add_execution_options(sub)
+        _add_output_options(sub)
+        _add_generation_options(sub)
+        sub.set_defaults(task_parser=sub)  # errors found after parsing name the task's usage
     return parser
 
 

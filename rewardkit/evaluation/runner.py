@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
@@ -68,11 +67,10 @@ from rewardkit.evaluation.main.results_file import (
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.options import EvalOptions
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
+from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.evaluation.worker.batch import ResultBatch
 from rewardkit.evaluation.worker.grading import Grader
 from rewardkit.evaluation.worker.lines import LineSettings, grade_blocks_in_process
-
-SAMPLE_NAME = "math_sample.jsonl"
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ class EvalRun:
 
 def sample_path() -> Path:
     """The shipped sample of 55 responses (`rewardkit eval math` with no file)."""
-    return Path(str(resources.files("rewardkit.evaluation").joinpath("data", SAMPLE_NAME)))
+    return MATH.sample_path()
 
 
 def _check_outputs(input_path: Path | None, options: EvalOptions) -> None:
@@ -140,13 +138,13 @@ def _lock_output(options: EvalOptions) -> ResultsLock | None:
     return lock
 
 
-def _grader_name(grader: Grader | None) -> str:
+def _grader_name(grader: Grader | None, task: Task) -> str:
     if grader is None:
-        return "rewardkit.math.grade"
+        return task.default_grader
     return f"{getattr(grader, '__module__', '?')}.{getattr(grader, '__qualname__', repr(grader))}"
 
 
-def _grading_config(options: EvalOptions) -> dict[str, Any]:
+def _grading_config(options: EvalOptions, task: Task) -> dict[str, Any]:
     """The settings that decide verdicts: a resumed run must use the same ones."""
     fields, generation = options.fields, options.generation
     used_fields: dict[str, Any] = {
@@ -158,12 +156,12 @@ def _grading_config(options: EvalOptions) -> dict[str, Any]:
     if generation is not None:
         used_fields["question"] = fields.question
     return {
-        "task": "math",
+        "task": task.name,
         "policy": options.grading.policy,
         "extract": options.grading.extract,
         "timeout": options.grading.timeout,
         "fields": used_fields,
-        "grader": _grader_name(options.grader),
+        "grader": _grader_name(options.grader, task),
         "generation": None if generation is None else generation.verdict_settings(),
     }
 
@@ -174,6 +172,7 @@ class _Source:
     the name reports show, the input's identity, the settings that decide verdicts, and the
     lock on the results file."""
 
+    task: Task
     name: str
     input: InputFile | None
     records: list[Any] | None
@@ -247,9 +246,17 @@ def run_math_eval(
     stopped it after writing what was graded. Warns (`EvalWarning`) when the input's path
     names another file by the end, or a forced resume left results out.
     """
-    options = EvalOptions.of(options, keywords, caller="run_math_eval")
+    return run_task(MATH, data, EvalOptions.of(options, keywords, caller="run_math_eval"))
+
+
+def run_task(
+    task: Task,
+    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None,
+    options: EvalOptions,
+) -> EvalRun:
+    """Run `task` on `data` with `options` (validated first): the steps every task shares."""
     options.validate()
-    source = _open(data, options)
+    source = _open(task, data, options)
     failed = True
     try:
         resumed = _resume(source, options)
@@ -262,12 +269,14 @@ def run_math_eval(
 
 
 def _open(
-    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None, options: EvalOptions
+    task: Task,
+    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None,
+    options: EvalOptions,
 ) -> _Source:
     """Check every output before any grading, open the input (every reader reads this file),
     lock the results file, and start hashing the input."""
     if data is None:
-        data = sample_path()
+        data = task.sample_path()
     path = Path(data) if isinstance(data, (str, Path)) else None
     records = None if path is not None else list(data)  # type: ignore[arg-type]
     workers, capped = capped_workers(options.workers) if options.executor == "local" else (0, None)
@@ -276,8 +285,8 @@ def _open(
     _check_outputs(path, options)
     name = str(path) if path is not None else "<records>"
     # (the name first: locating the packaged sample costs ~3 ms of importlib.resources)
-    if path is not None and path.name == SAMPLE_NAME and path == sample_path():
-        name = f"<sample {SAMPLE_NAME}>"
+    if path is not None and path.name == task.sample and path == task.sample_path():
+        name = f"<sample {task.sample}>"
     input_file = None
     if path is not None:
         input_file = InputFile.open(path, max_line_bytes=options.max_line_bytes)
@@ -288,6 +297,7 @@ def _open(
             input_file.close()
         raise
     return _Source(
+        task=task,
         name=name,
         input=input_file,
         records=records,
@@ -296,7 +306,7 @@ def _open(
             if input_file is not None
             else InputFingerprint.of_records(records or [])
         ),
-        grading=_grading_config(options),
+        grading=_grading_config(options, task),
         workers=workers,
         raw_lines=path is not None and options.generation is None and options.executor == "local",
         lock=lock,
@@ -577,7 +587,7 @@ def _summarise(
         page = render_html(
             run.results,
             summary,
-            title=f"rewardkit eval math: {source.name}",
+            title=f"{source.task.prog}: {source.name}",
             config={**config, "fields": None},
             timings=document["timings"],
         )
@@ -603,7 +613,7 @@ def _report_config(source: _Source, options: EvalOptions) -> dict[str, Any]:
     """The report's `config`: what was graded and how (reproducible: no timings)."""
     grading, generation = options.grading, options.generation
     return {
-        "task": "math",
+        "task": source.task.name,
         "input": source.name,
         "policy": grading.policy,
         "extract": grading.extract,

@@ -76,3 +76,17 @@ def test_the_cli_defaults_are_the_options_defaults() -> None:
         assert getattr(args, name) == getattr(defaults, name), name
     assert args.max_line_size == defaults.max_line_bytes
     assert defaults.fields == FieldNames()
+
+
+def test_the_cli_offers_each_task_of_the_registry_and_runs_name_theirs(tmp_path: Path) -> None:
+    from rewardkit.evaluation.tasks import MATH, TASKS
+
+    parser = build_parser()
+    for name in TASKS:
+        assert parser.parse_args([name]).task == name
+    data = write_jsonl(tmp_path / "cases.jsonl", ROWS)
+    run = run_math_eval(data, workers=0)
+    assert run.report["config"]["task"] == MATH.name
+    assert run_math_eval(None, workers=0, limit=1).report["config"]["input"] == (
+        f"<sample {MATH.sample}>"
+    )
