@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rewardkit.evaluation.errors import EvalConfigError, ray_extra_missing
 from rewardkit.evaluation.inputs.cases import DEFAULT_MAX_LINE_BYTES, FieldNames
@@ -21,6 +22,8 @@ from rewardkit.evaluation.main.pool import DEFAULT_WORKER_MEMORY
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.scoring import CaseResult
 from rewardkit.evaluation.worker.grading import GradeOptions, Grader
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 POLICIES = ("lenient", "strict")
 EXTRACT_MODES = ("boxed", "auto")
@@ -151,3 +154,25 @@ def _validate_outputs(options: EvalOptions) -> None:
         )
     if options.force_resume and not options.resume:
         raise EvalConfigError(f"{option('force_resume')} goes with {resume}")
+
+
+def option_keywords(function: _Function) -> _Function:
+    """Show `EvalOptions`' fields as `function`'s keywords in place of its `**keywords` (for
+    `help()` and `inspect.signature`), so the keywords are written once, in `EvalOptions`."""
+    signature = inspect.signature(function)
+    parameters = [
+        parameter
+        for parameter in signature.parameters.values()
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    for item in dataclasses.fields(EvalOptions):
+        default = item.default
+        if item.default_factory is not dataclasses.MISSING:
+            default = item.default_factory()
+        parameters.append(
+            inspect.Parameter(
+                item.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=item.type
+            )
+        )
+    function.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return function

@@ -65,7 +65,7 @@ from rewardkit.evaluation.main.results_file import (
     run_metadata,
 )
 from rewardkit.evaluation.option_names import option
-from rewardkit.evaluation.options import EvalOptions
+from rewardkit.evaluation.options import EvalOptions, option_keywords
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
 from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.evaluation.worker.batch import ResultBatch
@@ -219,6 +219,7 @@ class _Written:
     wall_seconds: float = 0.0
 
 
+@option_keywords
 def run_math_eval(
     data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None = None,
     *,

@@ -90,3 +90,14 @@ def test_the_cli_offers_each_task_of_the_registry_and_runs_name_theirs(tmp_path:
     assert run_math_eval(None, workers=0, limit=1).report["config"]["input"] == (
         f"<sample {MATH.sample}>"
     )
+
+
+def test_the_signature_shows_each_option_as_a_keyword_with_its_default() -> None:
+    import inspect
+
+    parameters = inspect.signature(run_math_eval).parameters
+    defaults = EvalOptions()
+    for item in dataclasses.fields(EvalOptions):
+        assert parameters[item.name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[item.name].default == getattr(defaults, item.name)
+    assert list(parameters)[:2] == ["data", "options"]
