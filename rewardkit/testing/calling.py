@@ -51,7 +51,8 @@ def resolve_object(spec: str) -> Any:
             continue
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # sys.exit() or pytest.skip() at import: the module's error, not pytest's
+        except BaseException as exc:
+            # sys.exit() or pytest.skip() at import: the module's error, not pytest's
             from rewardkit.errors import describe_error
 
             errors.append(f"importing {module_name!r} raised {describe_error(exc)}")
