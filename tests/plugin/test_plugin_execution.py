@@ -91,7 +91,9 @@ def test_the_ini_timeout_bounds_each_call(mv: pytest.Pytester) -> None:
     mv.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nrewardkit_timeout = 0.5\n")
     result = mv.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*raised   : TimeoutError: reward 'slow' on the case took longer than 0.5 s"])
+    result.stdout.fnmatch_lines(
+        ["*raised   : TimeoutError: reward 'slow' on the case took longer than 0.5 s"]
+    )
 
 
 def test_the_reward_case_fixture_runs_rewards_the_same_way(mv: pytest.Pytester) -> None:
@@ -122,7 +124,10 @@ def test_the_reward_case_fixture_runs_rewards_the_same_way(mv: pytest.Pytester) 
 @pytest.mark.parametrize(
     ("ini", "message"),
     [
-        ("rewardkit_execution = processes", "*rewardkit_execution must be one of inline, thread, process*"),
+        (
+            "rewardkit_execution = processes",
+            "*rewardkit_execution must be one of inline, thread, process*",
+        ),
         ("rewardkit_timeout = soon", "*rewardkit_timeout must be positive seconds, got 'soon'*"),
     ],
 )

@@ -136,7 +136,12 @@ def test_a_misspelt_golden_file_is_still_ours(plug: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize(
-    "exit_code", ["raise SystemExit(3)", "import sys; sys.exit('no GPU here')", "import pytest; pytest.skip('x', allow_module_level=True)"]
+    "exit_code",
+    [
+        "raise SystemExit(3)",
+        "import sys; sys.exit('no GPU here')",
+        "import pytest; pytest.skip('x', allow_module_level=True)",
+    ],
 )
 def test_a_reward_module_exiting_at_import_is_a_collection_error_not_an_internal_error(
     plug: pytest.Pytester, exit_code: str
@@ -149,7 +154,9 @@ def test_a_reward_module_exiting_at_import_is_a_collection_error_not_an_internal
     result = plug.runpytest()
     collection_error(result)
     result.stdout.fnmatch_lines(
-        ["golden_exit.toml:3: [[][[]reward]] 'r': cannot resolve 'exiting_rewards:score': importing 'exiting_rewards' raised *"]
+        [
+            "golden_exit.toml:3: [[][[]reward]] 'r': cannot resolve 'exiting_rewards:score': importing 'exiting_rewards' raised *"
+        ]
     )
 
 
@@ -199,7 +206,9 @@ def test_deep_nesting_and_huge_integers_are_file_line_errors(
     result.stdout.fnmatch_lines([message])
 
 
-def test_the_example_runs_without_pytest_asyncio_and_without_a_config_warning(tmp_path: Path) -> None:
+def test_the_example_runs_without_pytest_asyncio_and_without_a_config_warning(
+    tmp_path: Path,
+) -> None:
     """`pytest examples/plugin` in an environment with only rewardkit[testing]: pytest-asyncio's
     plugin is switched off (-p no:asyncio) to stand for its absence, and config warnings are errors."""
     done = subprocess.run(
