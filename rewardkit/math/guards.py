@@ -52,7 +52,8 @@ def _exponents(text: str) -> list[str]:
 
 
 # Characters and sequences no mathematical answer contains, but code does (dunders, string quotes).
-_CODE_MARKERS = re.compile(r"__|[\"`@#?]|\bimport\b|\blambda\b")
+# "\lambda" is a Greek letter (a wavelength), not Python's lambda.
+_CODE_MARKERS = re.compile(r"__|[\"`@#?]|\bimport\b|(?<!\\)\blambda\b")
 
 
 CODE_REFUSAL = "code, not mathematics"

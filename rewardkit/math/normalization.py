@@ -411,6 +411,11 @@ _COMMAND_SYNONYMS = (
     (re.compile(r"\\(?:infin|infinity)(?![A-Za-z])"), r"\\infty "),
     (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
     (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
+    # Letter variants are one symbol (physics writes \varepsilon_0 and \epsilon_0 for the same constant).
+    (re.compile(r"\\varepsilon(?![A-Za-z])"), r"\\epsilon "),
+    (re.compile(r"\\vartheta(?![A-Za-z])"), r"\\theta "),
+    (re.compile(r"\\varphi(?![A-Za-z])"), r"\\phi "),
+    (re.compile(r"\\varrho(?![A-Za-z])"), r"\\rho "),
     (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
     (re.compile(r"\\(?:backslash|smallsetminus)(?![A-Za-z])"), r"\\setminus "),  # set difference
     (re.compile(r"\\\{\s*\\\}"), r"\\emptyset "),  # {} is the empty set

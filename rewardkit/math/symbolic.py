@@ -117,6 +117,12 @@ _GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\])")
 _EULER_SUBSCRIPT = re.compile(r"(?<![\\A-Za-z])([Ee])_")
 
 
+# The parser reads \\gamma as the Gamma function (\\gamma^{2} became complex infinity): in mathematics and
+# physics it is a quantity (a Lorentz factor, an angle), a symbol of its own. \\Gamma stays the function.
+_GAMMA = re.compile(r"\\gamma(?![A-Za-z])")
+_GAMMA_SYMBOL = r"\\mathit{gammasymbol}"
+
+
 def _plain_subscripts(latex: str) -> str:
     """``R_{\\odot}`` -> ``R_{odot}``, ``E_{\\gamma}`` -> ``E_{gamma}``: a subscript only names a symbol
     (physics writes ``R_{\\odot}``, ``v_{\\max}``, ``k_{\\mathrm{B}}``), which the LaTeX parser reads
@@ -152,7 +158,7 @@ def to_sympy(latex: str) -> Any:
 def _parse_cached(latex: str) -> Any:
     """The expression, or the ``UnparseableLatex`` error (failures are cached too: they are slow)."""
     try:
-        expression = _latex_to_sympy(_exact_decimals(_plain_subscripts(latex)))
+        expression = _latex_to_sympy(_exact_decimals(_GAMMA.sub(_GAMMA_SYMBOL, _plain_subscripts(latex))))
     except Exception as error:  # the ANTLR parser raises plain Exception on bad input
         return UnparseableLatex(f"cannot be parsed: {_parser_complaint(error)}")
     if not isinstance(expression, sympy.Basic) or isinstance(

@@ -92,7 +92,7 @@ def test_undefined_expressions_never_match() -> None:
 
 
 def test_bad_gold_error_names_the_gold_as_given() -> None:
-    gold = "$m_{p} c^{2}\\left(\\gamma^{2}-1\\right)$"
+    gold = "$m_{p} c^{2}\\left(\\frac{1}{0}-1\\right)$"
     verdict = compare_answers("m_p c^2", gold)
     assert verdict.reason == "bad_gold"
     assert f"gold '{gold}'" in verdict.detail["error"]
