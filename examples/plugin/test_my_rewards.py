@@ -7,8 +7,9 @@ from my_rewards import concise_math
 from rewardkit.testing import boxed_responses, find_reward_hacks, latex_numbers, reward_contract
 
 
-# Finite, within [0, 1], deterministic, same extras keys, and no exception whatever the
-# text in final_response (hostile text is mixed in); the body adds a property of our own.
+# Finite, within [0, 1], deterministic, same extras keys, and no exception whatever the text
+# in final_response (responses carrying the gold answer and hostile text are mixed in); the
+# body adds a property of our own.
 @reward_contract(
     concise_math,
     fields={"answer": latex_numbers(), "max_length": st.integers(1, 5000)},
