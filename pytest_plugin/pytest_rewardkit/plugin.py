@@ -63,9 +63,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("rewardkit_regen", False) and importlib.util.find_spec("tomlkit") is None:
+        from rewardkit.install import install_command  # only on this error: the plugin stays light
+
         raise pytest.UsageError(
             "--rewardkit-regen needs tomlkit to rewrite golden TOML files keeping their "
-            "comments and layout: pip install 'rewardkit[testing]'"
+            f"comments and layout: {install_command('testing')}"
         )
     execution = config.getini("rewardkit_execution").strip() or None
     timeout = config.getini("rewardkit_timeout").strip() or None

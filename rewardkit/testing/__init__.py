@@ -88,8 +88,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f"rewardkit.testing.{module}"), name)
     except ImportError as exc:
         if exc.name == "hypothesis":
+            from rewardkit.install import install_command
+
             raise ImportError(
-                f"rewardkit.testing.{name} needs hypothesis: pip install 'rewardkit[testing]'"
+                f"rewardkit.testing.{name} needs hypothesis: {install_command('testing')}"
             ) from exc
         raise
     globals()[name] = value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -122,6 +123,7 @@ def test_regen_without_tomlkit_is_a_usage_error(
     plug.makefile(".toml", golden_any=TOML)
     result = plug.runpytest("--rewardkit-regen")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+    checkout = Path(__file__).resolve().parents[2]
     result.stderr.fnmatch_lines(
-        ["*--rewardkit-regen needs tomlkit*pip install 'rewardkit[[]testing[]]'"]
+        [f'*--rewardkit-regen needs tomlkit*pip install "{checkout}[[]testing[]]"']
     )

@@ -45,7 +45,7 @@ def test_import_without_hypothesis_names_the_testing_extra() -> None:
     last_line = result.stderr.strip().splitlines()[-1]
     assert last_line == (
         "ImportError: rewardkit.testing.latex_numbers needs hypothesis: "
-        "pip install 'rewardkit[testing]'"
+        f'pip install "{ROOT}[testing]"'
     )
 
 
