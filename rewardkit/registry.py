@@ -28,6 +28,8 @@ BUILTIN_REWARDS: Final = MappingProxyType(
         "soft_overlong_punishment_reward": "rewardkit.shaping.length",
         "cosine_scaled_reward": "rewardkit.shaping.length",
         "len_reward": "rewardkit.shaping.length",
+        "open_r1_len_reward": "rewardkit.shaping.length",
+        "token_repetition_penalty_reward": "rewardkit.shaping.repetition",
     }
 )
 """Built-in reward name -> the module that defines it, imported on first ``get_reward``."""

@@ -24,7 +24,8 @@ def math_verify_score(final_response: str, answer: str) -> float:
 
 @reward(name="math_verify_accuracy", auto_register=False)
 def math_verify_accuracy(final_response: str, answer: str) -> dict:
-    return {"reward": math_verify_score(final_response, answer), "pid": os.getpid()}
+    # Deliberately in a thread under a timeout: the test expects the SignalInThreadError.
+    return {"reward": math_verify_score(final_response, answer), "pid": os.getpid()}  # rewardkit: ignore[RK501]
 
 
 @reward(name="math_verify_in_process", auto_register=False, execution="process", timeout=60.0)
@@ -76,7 +77,7 @@ def pid_or_lock(final_response: str) -> dict:
     """``lock``: a result whose extra cannot be pickled (a lock); anything else: the worker's id."""
     if final_response == "lock":
         return {"reward": 1.0, "lock": threading.Lock()}
-    return {"reward": 1.0, "pid": os.getpid()}
+    return {"reward": 1.0, "pid": os.getpid()}  # rewardkit: ignore[RK204] (unpicklable on purpose)
 
 
 @reward(name="ignores_sigterm", auto_register=False, execution="process")

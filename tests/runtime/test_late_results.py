@@ -19,13 +19,13 @@ SAFETY = 30.0  # seconds: only against a hang, never a performance bound
 
 @reward(name="blocks_then_scores", auto_register=False)
 async def blocks_then_scores(final_response: str) -> float:
-    time.sleep(0.6)  # noqa: ASYNC251 (blocks the event loop: nothing can interrupt it)
+    time.sleep(0.6)  # noqa: ASYNC251  # rewardkit: ignore[RK303] (blocks the loop on purpose)
     return 1.0
 
 
 @reward(name="blocks_then_raises", auto_register=False)
 async def blocks_then_raises(final_response: str) -> float:
-    time.sleep(0.6)  # noqa: ASYNC251
+    time.sleep(0.6)  # noqa: ASYNC251  # rewardkit: ignore[RK303]
     raise ValueError("too late to matter")
 
 
