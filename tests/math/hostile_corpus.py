@@ -60,6 +60,17 @@ EVALUATION_BOMBS = [
     "(\\frac{1}{1-0.999999999})!",
 ]
 
+# Issue 34: relations compared by their solutions (factoring, solveset), each with the relation gold it meets.
+RELATION_BOMBS = [
+    ("x^8 - 3x^7 + 2x^5 - x + 1 > 0", "x > 1"),
+    ("(x+y+z+w)^8 = 0", "x+y+z+w=0"),
+    ("x^{400} = 1", "x = 1"),
+    ("\\frac{x^8-1}{x^7-2} > 3", "x > 2"),
+    (" \\text{ or } ".join(f"x = {k}" for k in range(1, 13)), "x^2 = 9"),
+    (" \\text{ or } ".join(f"x^2 + {k}y = {k}" for k in range(1, 9)), "x^2 = 9 \\text{ or } y = 1"),
+    ("(x^2+y^2+z^2+w^2)^4 = 1", "x^8 = 1"),
+]
+
 # Inputs that made a stage re-scan the text once per nesting level or once per start position.
 QUADRATIC_INPUTS = {
     "nested tuples": "(1," * 3000 + "1" + ")" * 3000,

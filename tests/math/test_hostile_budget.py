@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from hostile_corpus import EVALUATION_BOMBS, GOLDS, hostile_responses
+from hostile_corpus import EVALUATION_BOMBS, GOLDS, RELATION_BOMBS, hostile_responses
 
 from rewardkit.math import FailureTag, MathVerdict, compare_answers, grade
 from rewardkit.math.reward import MathHarnessError, math_reward
@@ -73,6 +73,17 @@ def test_an_expression_bomb_is_refused_before_sympy_in_every_mode(bomb: str, san
     assert "refused before symbolic work" in as_gold.detail["error"]
     assert cost <= 2 * BUDGET
     assert compare_answers(bomb, bomb, policy=policy, sandbox=sandbox).reason == "exact"  # the same text still matches
+
+
+@pytest.mark.parametrize(("answer", "gold"), RELATION_BOMBS)
+@pytest.mark.parametrize(("sandbox", "policy"), MODES)
+def test_relations_compared_by_their_solutions_stay_within_twice_the_budget(
+    answer: str, gold: str, sandbox: bool, policy: str
+) -> None:
+    """Factoring and solving (issue 34) are bounded: degrees above 8 are undecided, not solved."""
+    verdict, cost = _cost(lambda: compare_answers(answer, gold, policy=policy, sandbox=sandbox))
+    assert verdict.tag in (None, FailureTag.WRONG_ANSWER), dict(verdict.detail)
+    assert cost <= 2 * BUDGET
 
 
 def test_math_reward_reports_a_bomb_gold_as_a_harness_error() -> None:
