@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from rewardkit._version import __version__
+from rewardkit.evaluation.dispatch import grade_parsed, grade_raw_lines
 from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning
-from rewardkit.evaluation.inputs.blocks import TaskSizer
 from rewardkit.evaluation.inputs.cases import (
     DecidedCase,
     FieldNames,
@@ -40,18 +40,15 @@ from rewardkit.evaluation.inputs.file import (
     line_ids,
 )
 from rewardkit.evaluation.inputs.records import (
-    input_blocks,
-    max_block_bytes,
     record_ids,
     records_to_cases,
     skip_done,
 )
-from rewardkit.evaluation.main.executors import capped_workers, grade_parsed
+from rewardkit.evaluation.main.executors import capped_workers
 from rewardkit.evaluation.main.generation import ChatClient, generate_cases
 from rewardkit.evaluation.main.html_report import render_html, write_html_report
 from rewardkit.evaluation.main.ledger import IdLedger, rewrite_results
 from rewardkit.evaluation.main.output_files import check_distinct_files, check_writable, has_content
-from rewardkit.evaluation.main.pool import ProcessExecutor
 from rewardkit.evaluation.main.report import Timings, build_report, write_json_report
 from rewardkit.evaluation.main.results_file import (
     InputFingerprint,
@@ -70,7 +67,6 @@ from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
 from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.evaluation.worker.batch import ResultBatch
 from rewardkit.evaluation.worker.grading import Grader
-from rewardkit.evaluation.worker.lines import LineSettings, grade_blocks_in_process
 
 
 @dataclass(frozen=True)
@@ -374,7 +370,10 @@ def _grade(
     if resumed.nothing_left:
         return ()
     if source.raw_lines:
-        return _grade_raw_lines(source, options, resumed)
+        assert source.input is not None
+        return grade_raw_lines(
+            source.input, options, workers=source.workers, done_ids=resumed.done_ids
+        )
     cases: Iterable[MathCase | DecidedCase]
     need_response = options.generation is None
     if source.input is not None:
@@ -395,54 +394,7 @@ def _grade(
     if options.generation is not None:
         client = ChatClient(options.generation)
         cases = generate_cases(cases, client, concurrency=options.concurrency)
-    return grade_parsed(
-        cases,
-        options.grading,
-        executor=options.executor,
-        workers=source.workers,
-        ray_address=options.ray_address,
-        grader=options.grader,
-        chunk_size=options.chunk_size,
-        total=resumed.total,
-        generating=options.generation is not None,
-        include_response=options.include_response,
-        worker_memory=options.worker_memory or None,
-    )
-
-
-def _grade_raw_lines(
-    source: _Source, options: EvalOptions, resumed: _Resumed
-) -> Iterable[ResultBatch]:
-    """Raw lines of the input file, parsed and graded by the worker code: in this process
-    (`workers=0`) or in worker processes that read their spans of the file themselves."""
-    assert source.input is not None
-    workers = source.workers
-    settings = LineSettings(
-        path=str(source.input.path),
-        fields=options.fields,
-        options=options.grading,
-        skip_bad=options.skip_bad,
-        keep_responses=options.keep_responses,
-        sandbox=workers == 0,
-        grader=options.grader,
-        source=source.input.ref,
-        max_line_bytes=options.max_line_bytes,
-    )
-    sizer = TaskSizer(max_block_bytes(source.input.size, max(1, workers)))
-    blocks = input_blocks(source.input, workers, options.chunk_size, options.limit, sizer)
-    if workers == 0:
-        return grade_blocks_in_process(blocks, settings, resumed.done_ids, sizer)
-    plain = options.chunk_size is None and options.limit is None
-    return ProcessExecutor(
-        options.grading,
-        workers=workers,
-        grader=options.grader,
-        include_response=False,
-        line_settings=settings,
-        done_ids=frozenset(resumed.done_ids),
-        memory_headroom=options.worker_memory or None,
-        sizer=sizer if plain else None,
-    ).batches(blocks)
+    return grade_parsed(cases, options, workers=source.workers, total=resumed.total)
 
 
 def _write(source: _Source, options: EvalOptions, resumed: _Resumed) -> _Written:

@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("worker",),
     ("main",),
     ("options",),
+    ("dispatch",),
     ("runner",),
     ("cli", "cases", "html_report", "__init__"),
 ]

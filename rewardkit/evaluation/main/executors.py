@@ -13,10 +13,8 @@ from rewardkit.evaluation.inputs.cases import (
     DecidedCase,
     MathCase,
 )
-from rewardkit.evaluation.main.pool import ProcessExecutor
 from rewardkit.evaluation.option_names import option_with
 from rewardkit.evaluation.scoring import CaseResult
-from rewardkit.evaluation.worker.batch import ResultBatch, batch_of
 from rewardkit.evaluation.worker.grading import (
     GradeOptions,
     Grader,
@@ -92,53 +90,3 @@ def capped_workers(requested: int | None) -> tuple[int, str | None]:
             f"this process may use; using {cores}"
         )
     return requested, None
-
-
-def grade_parsed(
-    source: Iterable[MathCase | DecidedCase],
-    options: GradeOptions,
-    *,
-    executor: str,
-    workers: int,
-    ray_address: str | None,
-    grader: Grader | None,
-    chunk_size: int | None,
-    total: int | None,
-    generating: bool,
-    include_response: bool,
-    worker_memory: int | None,
-) -> Iterator[ResultBatch]:
-    """Grade already-parsed cases (records, generated responses, Ray, in-process) as batches."""
-    if executor == "local" and workers >= 1:
-        size = chunk_size or _chunk_size(total, workers, generating=generating)
-        pool = ProcessExecutor(
-            options,
-            workers=workers,
-            grader=grader,
-            include_response=include_response,
-            memory_headroom=worker_memory,
-        )
-        yield from pool.batches(chunk_cases(source, size))
-        return
-    results: Iterable[CaseResult]
-    if executor == "ray":
-        from rewardkit.evaluation.main.ray_executor import RayExecutor
-
-        results = RayExecutor(
-            options, address=ray_address, grader=grader, chunk_size=chunk_size or 16
-        ).results(source)
-    else:
-        results = InProcessExecutor(options, grader=grader).results(source)
-    for result in results:
-        yield batch_of([result], include_response=include_response)
-
-
-def _chunk_size(total: int | None, workers: int, *, generating: bool) -> int:
-    """Cases per worker task: large enough that the ~80 us cost of a pool task and the parent's
-    bookkeeping stay small next to ~10-100 us grades, small enough that every worker gets about
-    eight chunks (balance at the end of a run). Generated cases go one by one, as they arrive."""
-    if generating:
-        return 1
-    if total is None:
-        return 32
-    return max(4, min(64, total // (workers * 8)))
