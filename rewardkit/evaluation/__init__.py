@@ -7,6 +7,10 @@ The batch API is importable for training loops::
     run.score, run.summary.failure_counts
 
 Its options are `EvalOptions`' fields, as keywords or whole: `run_math_eval(path, options=...)`.
+
+Inside, a run is split along its process boundary: `inputs/` (the file, its blocks, cases),
+`worker/` (grading blocks, in worker processes or this one), `main/` (executors, the pool,
+results file, reports); `tasks` names what is graded (`math`), `runner` runs the steps.
 """
 
 from rewardkit.evaluation.errors import EvalOutputError, Interrupted

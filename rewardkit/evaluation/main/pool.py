@@ -1,8 +1,8 @@
-"""Where grading runs: in this process, or in killable worker processes (pebble).
+"""The main side of the pool of killable worker processes (pebble) that grades a run's tasks.
 
 Worker processes grade with `sandbox=False` (no nested process pool); this module owns the
 per-case time budget instead. A task is a chunk of cases: for a file, a block of raw lines
-given by position, which the worker reads, parses and grades (see `batches`), so the main
+given by position, which the worker reads, parses and grades (see `worker.lines`), so the main
 process does almost nothing per case. Each worker records in shared memory which case of its
 task it is on and since when, so a case that overruns its budget is pinpointed and its worker
 killed, not the whole task timed out. A worker that dies loses no case: the case it was grading
