@@ -174,10 +174,12 @@ _UNIT_TAIL = re.compile(
 )
 # A tail with at least one \text{words} after a number: "5 \text{ m}^2", "3 \text{m}/\text{s}".
 # A one-letter text is a unit only if it is one (``\\text{m}``); ``4\\mathrm{i}`` is imaginary, not a unit.
-_TEXT_PIECE = r"\\text\{[~\s]*(?:[A-Za-z][A-Za-z.\s~]*[A-Za-z.]|(?:" + _SHORT_UNITS + r"))[\s~]*\}"
+# A one-letter unit is any letter but e, i and d (Euler's number, the imaginary unit, a differential):
+# SI units (N, J, K, V, W, T, ...) in physics golds, "6.67 \\times 10^{-11} \\mathrm{~N} \\cdot \\mathrm{m}^{2} / \\mathrm{kg}^{2}".
+_TEXT_PIECE = r"\\text\{[~\s]*(?:[A-Za-z][A-Za-z./\s~]*[A-Za-z.]|(?:[A-DF-HJ-Za-cf-hj-z]|in|mi))[\s~]*\}"
 _TEXT_TAIL = re.compile(
     r"(?<=[\d}.])" + _GAP + r"(?:(?:/|\\cdot)" + _GAP + r")?" + _TEXT_PIECE
-    + r"(?:" + _GAP + r"(?:" + _TEXT_PIECE + r"|/|\\cdot|\^\{?[23]\}?))*" + _GAP + r"(?=,|$)"
+    + r"(?:" + _GAP + r"(?:" + _TEXT_PIECE + r"|/|\\cdot|\^\{?-?\d\}?))*" + _GAP + r"(?=,|$)"
 )
 _CURRENCY = re.compile(r"\\\$|\\textdollar|\\euro|\\pounds|[€£¥]|\bUSD\b|\bdollars?\b|\bcents?\b|\\text\{\s*\}")
 

@@ -113,7 +113,7 @@ def _parser_complaint(error: Exception) -> str:
 
 _COMMAND_SUBSCRIPT = re.compile(r"_\s*(?:\{([^{}]*\\[^{}]*)\}|(\\[A-Za-z]+))")
 _FONT = re.compile(r"\\(?:rm|it|bf|mathrm|mathit|mathbf|text|textrm|textit|operatorname)(?![A-Za-z])")
-_GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\])")
+_GLUED_SUBSCRIPT = re.compile(r"_([A-Za-z0-9])(?=\s*[A-Za-z\\}])")
 _EULER_SUBSCRIPT = re.compile(r"(?<![\\A-Za-z])([Ee])_")
 
 
@@ -134,7 +134,7 @@ def _plain_subscripts(latex: str) -> str:
 
     if "_" not in latex:
         return latex
-    # "m_ec" (normalization dropped the braces of "m_{e} c"): the subscript is the one character.
+    # "m_ec" (normalization dropped the braces of "m_{e} c"), "m_e}": the subscript is the one character.
     latex = _GLUED_SUBSCRIPT.sub(r"_{\1}", _COMMAND_SUBSCRIPT.sub(plain, latex))
     # The parser reads "E" and "e" as Euler's number and refuses a subscript on them: E_{k} is a name.
     return _EULER_SUBSCRIPT.sub(r"\\mathit{\1}_", latex)
