@@ -296,6 +296,12 @@ def _is_record(gold: Sequence) -> bool:
     return len(variables) == len(gold.items) > 1 and len(set(variables)) == len(variables)
 
 
+def _names_several(sequence: Sequence) -> bool:
+    """A list of assignments to at least two different variables (a point, or alternatives when joined by "or")."""
+    names = {item.variable for item in sequence.items if isinstance(item, Assignment)}
+    return len(names) > 1 and all(isinstance(item, Assignment) for item in sequence.items)
+
+
 def compare_sets(answer: Value, gold: Sequence, settings: Settings, backend: SymbolicBackend | None) -> Outcome:
     """A bare list or ``\\{...\\}`` gold: the same solutions in any order, none missing, none extra.
 
@@ -303,6 +309,9 @@ def compare_sets(answer: Value, gold: Sequence, settings: Settings, backend: Sym
     solution). A gold naming its parts (``p=5, q=2``) against unnamed values (``(5, 2)``) is a record:
     the values in the gold's order.
     """
+    several = isinstance(answer, Sequence) and _names_several(answer) and _names_several(gold)
+    if several and answer.alternatives != gold.alternatives:  # type: ignore[union-attr]
+        return Outcome(False, "set")  # "x=1 or y=2" is not the point "x=1, y=2"
     if isinstance(answer, Sequence) and (answer.is_unordered or not settings.strict):
         items = answer.items
     elif isinstance(answer, Sequence):
