@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.math import compare_answers
-from rewardkit.math.comparison import RULE_EXAMPLES, STRICT_RULES
+from rewardkit.math.comparison import STRICT_RULES
 from rewardkit.math.guards import symbolic_guard
 from rewardkit.math.normalization import STEPS
+from rewardkit.math.rule_examples import RULE_EXAMPLES
 from rewardkit.math.verdict import REASONS
 
 
