@@ -47,9 +47,9 @@ from rewardkit.evaluation.main.generation import (
 from rewardkit.evaluation.main.output_files import escape_lone_surrogates
 from rewardkit.evaluation.main.report import print_summary, summary_table
 from rewardkit.evaluation.option_names import command_line_names
-from rewardkit.evaluation.options import EXECUTORS, EXTRACT_MODES, POLICIES, EvalOptions
+from rewardkit.evaluation.options import EXECUTORS, EvalOptions
 from rewardkit.evaluation.runner import EvalRun, run_math_eval
-from rewardkit.evaluation.tasks import MATH, TASKS
+from rewardkit.evaluation.tasks import MATH, TASKS, Task
 from rewardkit.math.verdict import quoted
 
 PROG = MATH.prog
@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = tasks.add_parser(task.name, help=task.help, description=task.description)
         sub.add_argument("input", nargs="?", metavar="RESPONSES.jsonl", help=task.input_help)
         _add_input_options(sub)
-        _add_grading_options(sub)
+        _add_grading_options(sub, task)
         _add_execution_options(sub)
         _add_output_options(sub)
         _add_generation_options(sub)
@@ -213,17 +213,17 @@ def _add_input_options(math: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_grading_options(math: argparse.ArgumentParser) -> None:
+def _add_grading_options(math: argparse.ArgumentParser, task: Task) -> None:
     grading = math.add_argument_group("grading")
     grading.add_argument(
         "--policy",
-        choices=POLICIES,
+        choices=task.policies,
         default=_DEFAULTS.policy,
         help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)",
     )
     grading.add_argument(
         "--extract",
-        choices=EXTRACT_MODES,
+        choices=task.extract_modes,
         default=_DEFAULTS.extract,
         help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)",
     )

@@ -21,12 +21,11 @@ from rewardkit.evaluation.main.generation import ChatEndpoint
 from rewardkit.evaluation.main.pool import DEFAULT_WORKER_MEMORY
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.scoring import CaseResult
+from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.evaluation.worker.grading import GradeOptions, Grader
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
-POLICIES = ("lenient", "strict")
-EXTRACT_MODES = ("boxed", "auto")
 EXECUTORS = ("local", "ray")
 
 
@@ -101,9 +100,10 @@ class EvalOptions:
             return "in-process"
         return f"{workers} worker process{'es' if workers > 1 else ''}"
 
-    def validate(self) -> None:
-        """Refuse options out of range or contradicting each other (`EvalConfigError`)."""
-        _validate_grading(self)
+    def validate(self, task: Task = MATH) -> None:
+        """Refuse options out of range or contradicting each other, or that `task` does not
+        take (`EvalConfigError`)."""
+        _validate_grading(self, task)
         _validate_execution(self)
         _validate_outputs(self)
         if self.limit is not None and self.limit < 0:
@@ -116,14 +116,14 @@ class EvalOptions:
             )
 
 
-def _validate_grading(options: EvalOptions) -> None:
-    if options.policy not in POLICIES:
+def _validate_grading(options: EvalOptions, task: Task) -> None:
+    if options.policy not in task.policies:
         raise EvalConfigError(
-            f"policy must be one of {', '.join(POLICIES)}, got {options.policy!r}"
+            f"policy must be one of {', '.join(task.policies)}, got {options.policy!r}"
         )
-    if options.extract not in EXTRACT_MODES:
+    if options.extract not in task.extract_modes:
         raise EvalConfigError(
-            f"extract must be one of {', '.join(EXTRACT_MODES)}, got {options.extract!r}"
+            f"extract must be one of {', '.join(task.extract_modes)}, got {options.extract!r}"
         )
     if not options.timeout > 0:
         raise EvalConfigError(

@@ -252,7 +252,7 @@ def run_task(
     options: EvalOptions,
 ) -> EvalRun:
     """Run `task` on `data` with `options` (validated first): the steps every task shares."""
-    options.validate()
+    options.validate(task)
     source = _open(task, data, options)
     failed = True
     try:

@@ -28,6 +28,10 @@ class Task:
     """The file in `rewardkit/evaluation/data/` graded when no input is given."""
     default_grader: str
     """The grader used unless `grader=` replaces it, as reports name it."""
+    policies: tuple[str, ...]
+    """The values `policy` may take (the first is the default)."""
+    extract_modes: tuple[str, ...]
+    """The values `extract` may take (the first is the default)."""
 
     @property
     def prog(self) -> str:
@@ -49,6 +53,8 @@ MATH = Task(
     "sample)",
     sample="math_sample.jsonl",
     default_grader="rewardkit.math.grade",
+    policies=("lenient", "strict"),
+    extract_modes=("boxed", "auto"),
 )
 
 TASKS: dict[str, Task] = {task.name: task for task in (MATH,)}

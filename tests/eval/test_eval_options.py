@@ -82,8 +82,13 @@ def test_the_cli_offers_each_task_of_the_registry_and_runs_name_theirs(tmp_path:
     from rewardkit.evaluation.tasks import MATH, TASKS
 
     parser = build_parser()
-    for name in TASKS:
+    for name, task in TASKS.items():
         assert parser.parse_args([name]).task == name
+        assert parser.parse_args([name, "--policy", task.policies[-1]]).policy == task.policies[-1]
+    assert (EvalOptions().policy, EvalOptions().extract) == (
+        MATH.policies[0],
+        MATH.extract_modes[0],
+    )
     data = write_jsonl(tmp_path / "cases.jsonl", ROWS)
     run = run_math_eval(data, workers=0)
     assert run.report["config"]["task"] == MATH.name
