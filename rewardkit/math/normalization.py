@@ -537,7 +537,8 @@ STEPS: tuple[NormalizationStep, ...] = (
     NormalizationStep(
         "plain_text", plain_text_math,
         _example(("exp(16)", "e^{16}"), ("pi/2", "\\pi /2"), ("-2*pi", "-2\\cdot \\pi "), ("sqrt(2)/2", "\\sqrt{2}/2"),
-                 ("2**10", "2^{10}"), ("e^(2x)", "e^{2x}"), ("a^*", "a^*"), ("spin", "spin")),
+                 ("2**10", "2^{10}"), ("e^(2x)", "e^{2x}"), ("a^*", "a^*"), ("spin", "spin"),
+                 ("np.arcsin(1)", "np.arcsin(1)")),
     ),
     NormalizationStep(
         "binomials", choose_as_binom, _example(("{n \\choose k}", "\\binom{n}{k}"), ("{5 \\choose 2}+1", "\\binom{5}{2}+1"))

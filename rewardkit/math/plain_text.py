@@ -32,12 +32,13 @@ _FUNCTIONS = {
     "ln": "\\ln",
     "log": "\\log",
 }
+# Not after a dot: "np.arcsin(10/13)" is an attribute in code, compared as written.
 _CALL = re.compile(
-    r"(?<![\\A-Za-z])(" + "|".join(sorted(_FUNCTIONS, key=len, reverse=True)) + r")\s*\("
+    r"(?<![\\A-Za-z.])(" + "|".join(sorted(_FUNCTIONS, key=len, reverse=True)) + r")\s*\("
 )
 _POWER_GROUP = re.compile(r"\^\s*\(")
 _PYTHON_POWER = re.compile(r"\*\*\s*(\d+|[A-Za-z])(?![\d\w])")
-_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
+_PI = re.compile(r"(?<![\\A-Za-z.])pi(?![A-Za-z])")
 _TIMES = re.compile(r"(?<=[\w)}])\s*\*\s*(?=[\w(\\])")  # a product: not a^* or \\operatorname*
 _SIGNS = re.compile(
     r"\*\*|\*|(?<![\\A-Za-z])(?:pi|sqrt|exp|abs|sin|cos|tan|sec|csc|cot|arc|a?sin|a?cos|a?tan|ln|log)|\^\s*\("
