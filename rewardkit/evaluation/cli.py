@@ -142,8 +142,10 @@ def reward_url(text: str) -> str:
     try:
         from rewardkit.serve.grading import split_reward_url
     except ImportError as exc:
+        from rewardkit.install import install_command
+
         raise argparse.ArgumentTypeError(
-            f'needs the client extra: pip install "rewardkit[client]" ({exc})'
+            f"needs the client extra: {install_command('client')} ({exc})"
         ) from None
     try:
         split_reward_url(text)

@@ -28,7 +28,9 @@ EXIT_SIGNAL_BASE = 128
 
 def ray_extra_missing() -> str:
     """Said when the Ray executor is asked for and ``ray`` cannot be imported."""
-    return f"{option('executor_ray')} needs the ray extra: pip install 'rewardkit[ray]'"
+    from rewardkit.install import install_command  # only on this error
+
+    return f"{option('executor_ray')} needs the ray extra: {install_command('ray')}"
 
 
 class EvalConfigError(ValueError):

@@ -76,6 +76,7 @@ def test_ray_executor_without_ray_is_a_usage_error(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 2, proc.stderr
-    assert "pip install 'rewardkit[ray]'" in proc.stderr
+    checkout = Path(__file__).resolve().parents[2]
+    assert f'pip install "{checkout}[ray]"' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not output.exists()
