@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 FIX_EXTRA = "fix"
 """The extra that installs libcst for ``rewardkit check --fix`` (the ``lsp`` extra has it too)."""
-INSTALL_HINT = f"pip install 'rewardkit[{FIX_EXTRA}]'"
 
 
 class FixUnavailable(Exception):
@@ -51,8 +50,10 @@ def load_transforms() -> ModuleType:
     except ImportError as error:
         if (error.name or "").split(".")[0] != "libcst":
             raise
+        from rewardkit.install import install_command
+
         raise LibcstMissing(
-            f"applying fixes needs libcst, which is not installed: {INSTALL_HINT}"
+            f"applying fixes needs libcst, which is not installed: {install_command(FIX_EXTRA)}"
         ) from None
     return transforms
 

@@ -167,8 +167,10 @@ def test_a_plain_check_never_imports_libcst(golden_project: Path, output_format:
 def test_without_libcst_fix_names_the_extra_to_install(golden_project: Path):
     result = _python(BLOCK_LIBCST, "check", "--fix", "rewards", cwd=golden_project)
     assert result.returncode == 2
-    assert "applying fixes needs libcst, which is not installed: pip install 'rewardkit[fix]'" in (
-        result.stderr
+    checkout = Path(__file__).resolve().parents[2]
+    assert (
+        f'applying fixes needs libcst, which is not installed: pip install "{checkout}[fix]"'
+        in result.stderr
     )
     assert _files(golden_project) == _golden("before")
     plain = _python(BLOCK_LIBCST, "check", "rewards", cwd=golden_project)

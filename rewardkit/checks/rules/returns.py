@@ -140,8 +140,10 @@ class NonNumericReturn(Rule):
                 if not facts.none_as_zero:
                     yield self.diagnostic(
                         returned.span,
-                        "returns `None`: a reward returns a number or a dict with a numeric `reward` "
-                        "(or use `@reward(none_as_zero=True)`)",
+                        "returns `None`: a reward returns a number or a dict with a numeric "
+                        "`reward`; for a sample the reward does not apply to (TRL's `None`), "
+                        "return `rewardkit.NOT_APPLICABLE` (or use `@reward(none_as_zero=True)` "
+                        "to score it 0.0)",
                         data=reward_data(facts),
                     )
                 continue
