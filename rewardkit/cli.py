@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # not imported at run time: `rewardkit check` answers from it
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("rewardkit.evaluation.cli", "grade model responses (e.g. `rewardkit eval math`)"),
     "check": ("rewardkit.checks.cli", "check reward modules statically (pre-commit, CI)"),
-    "lsp": ("rewardkit_lsp.cli", "start the language server (needs `rewardkit[lsp]`)"),
-    "serve": ("rewardkit.serve.cli", "serve rewards over HTTP (needs `rewardkit[serve]`)"),
+    "lsp": ("rewardkit_lsp.cli", "start the language server (needs the lsp extra)"),
+    "serve": ("rewardkit.serve.cli", "serve rewards over HTTP (needs the serve extra)"),
 }
 
 

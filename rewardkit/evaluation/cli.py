@@ -283,7 +283,7 @@ def _add_execution_options(math: argparse.ArgumentParser) -> None:
         "--executor",
         choices=EXECUTORS,
         default=_DEFAULTS.executor,
-        help="local worker processes, or a Ray cluster (needs rewardkit[ray])",
+        help="local worker processes, or a Ray cluster (needs the ray extra)",
     )
     run.add_argument(
         "--ray-address",

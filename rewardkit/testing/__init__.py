@@ -1,6 +1,6 @@
 """Property testing for reward functions: hypothesis strategies, the reward contract, hack search.
 
-Needs hypothesis (``pip install 'rewardkit[testing]'``). Names load on first use, so the
+Needs hypothesis (the ``testing`` extra). Names load on first use, so the
 pytest plugin's golden files work without importing hypothesis.
 """
 
