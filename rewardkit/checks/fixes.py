@@ -48,6 +48,20 @@ NUMERIC_CALLS = frozenset(
 )
 """Calls (qualified through the module's imports) that return a number; ``math.*`` too."""
 
+RENAME = "rename"
+"""The transform renaming a parameter and its uses (RK101, RK102, RK104)."""
+ADD_REWARD_KEY = "add_reward_key"
+"""The transform adding a ``reward`` entry to a returned dict (RK201)."""
+FLOAT = "float"
+"""The transform making a returned ``int``/``bool`` a ``float`` (RK205)."""
+AWAIT = "await"
+"""The transform putting ``await`` before a call (RK301)."""
+MAKE_ASYNC = "make_async"
+"""The transform turning ``def`` into ``async def`` (RK302)."""
+TRANSFORM_KINDS = (RENAME, ADD_REWARD_KEY, FLOAT, AWAIT, MAKE_ASYNC)
+"""Every transform a rule can name as its ``TRANSFORM`` (the keys of
+:data:`rewardkit.checks.transforms.TRANSFORMS`; a test keeps the two equal)."""
+
 _ARITHMETIC = (ast.Div, ast.FloorDiv, ast.Pow)
 """Operators whose result is a number (``+``, ``*``, ``%``, ``-`` also work on strings or sets:
 those count when an operand is numeric)."""
@@ -143,12 +157,22 @@ def rename_fix(
         f"Rename `{parameter}` to `{suggestion}`",
         is_preferred=risk is None,
         transform=Transform(
-            "rename",
+            RENAME,
             span,
             (("name", parameter), ("to", suggestion), ("function", facts.function.name)),
         ),
         applicability=applicability,
         unsafe_reason=risk,
+    )
+
+
+def inserts_placeholder(fix: Fix) -> bool:
+    """Whether the fix inserts a placeholder to select (an added ``reward`` key without a value
+    to copy: an editor resolves such a fix when it lists it, to select the placeholder)."""
+    return (
+        fix.transform is not None
+        and fix.transform.kind == ADD_REWARD_KEY
+        and fix.transform.option("value") is None
     )
 
 
@@ -312,7 +336,7 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
     if found is None:
         return Fix(
             f"Add a `reward` key (placeholder {REWARD_PLACEHOLDER})",
-            transform=Transform("add_reward_key", span, (("value", None),)),
+            transform=Transform(ADD_REWARD_KEY, span, (("value", None),)),
             applicability="unsafe",
             unsafe_reason=f"`{REWARD_PLACEHOLDER}` is a placeholder: until it is replaced every "
             f"sample scores {REWARD_PLACEHOLDER}",
@@ -321,7 +345,7 @@ def add_reward_key_fix(facts: RewardFacts, target: ast.expr) -> Fix | None:
     risk = _copy_risk(facts, target, key, pairs[index][1], expression)
     return Fix(
         f"Add a `reward` key with `{expression}`",
-        transform=Transform("add_reward_key", span, (("value", expression), ("after", str(index)))),
+        transform=Transform(ADD_REWARD_KEY, span, (("value", expression), ("after", str(index)))),
         applicability="safe" if risk is None else "unsafe",
         unsafe_reason=risk,
     )
@@ -334,7 +358,7 @@ def await_fix(facts: RewardFacts, call: CallFact) -> Fix:
         isinstance(parent, (ast.Attribute, ast.Subscript)) and call.field == "value"
     ) or (isinstance(parent, ast.Call) and call.field == "func")
     transform = Transform(
-        "await", facts.positions.span(call.node), (("parenthesize", needs_parentheses),)
+        AWAIT, facts.positions.span(call.node), (("parenthesize", needs_parentheses),)
     )
     return Fix("Insert `await`", is_preferred=True, transform=transform)
 
@@ -358,7 +382,7 @@ def make_async_fix(facts: RewardFacts) -> Fix:
     return Fix(
         "Make the reward `async`",
         transform=Transform(
-            "make_async", function_name_span(facts), (("name", facts.function.name),)
+            MAKE_ASYNC, function_name_span(facts), (("name", facts.function.name),)
         ),
         applicability="unsafe",
         unsafe_reason="direct callers of the function get a coroutine instead of a score",
@@ -377,7 +401,7 @@ def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
     span = facts.positions.span(value)
     text = facts.code(value)
     if isinstance(value, ast.Constant) and type(value.value) is int and _DECIMAL.fullmatch(text):
-        transform = Transform("float", span, (("mode", "literal"),))
+        transform = Transform(FLOAT, span, (("mode", "literal"),))
         return Fix(f"Return `{text}.0`", is_preferred=True, transform=transform)
     if (
         isinstance(value, ast.Call)
@@ -390,9 +414,9 @@ def float_fix(facts: RewardFacts, value: ast.expr) -> Fix:
         return Fix(
             f"Return `float(...)` instead of `{value.func.id}(...)`",
             is_preferred=risk is None,
-            transform=Transform("float", span, (("mode", "convert"),)),
+            transform=Transform(FLOAT, span, (("mode", "convert"),)),
             applicability="safe" if risk is None else "unsafe",
             unsafe_reason=risk,
         )
-    transform = Transform("float", span, (("mode", "wrap"),))
+    transform = Transform(FLOAT, span, (("mode", "wrap"),))
     return Fix("Wrap the value in `float(...)`", is_preferred=True, transform=transform)

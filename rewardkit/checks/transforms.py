@@ -25,6 +25,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from rewardkit.checks.fixes import ADD_REWARD_KEY, AWAIT, FLOAT, MAKE_ASYNC, RENAME
 from rewardkit.checks.model import Span, Transform
 from rewardkit.checks.positions import LINE_BREAK
 from rewardkit.checks.splitter import statement_starts
@@ -387,12 +388,14 @@ def float_value(statement: _Statement, transform: Transform) -> str:
 
 
 TRANSFORMS: dict[str, Callable[[_Statement, Transform], str]] = {
-    "rename": rename,
-    "add_reward_key": add_reward_key,
-    "await": await_call,
-    "make_async": make_async,
-    "float": float_value,
+    RENAME: rename,
+    ADD_REWARD_KEY: add_reward_key,
+    AWAIT: await_call,
+    MAKE_ASYNC: make_async,
+    FLOAT: float_value,
 }
+"""Each transform kind a rule names (:data:`rewardkit.checks.fixes.TRANSFORM_KINDS`) -> the
+function that applies it."""
 
 
 def apply_transform(source: str, transform: Transform) -> tuple[str, tuple[int, int] | None]:

@@ -13,7 +13,9 @@ from rewardkit.checks import (
     rule_for_code,
 )
 from rewardkit.checks.codes import RULE_CODES
+from rewardkit.checks.fixes import TRANSFORM_KINDS
 from rewardkit.checks.rules.base import Invalid, Valid
+from rewardkit.checks.transforms import TRANSFORMS
 
 
 def _source(example: str | Valid | Invalid) -> str:
@@ -48,6 +50,29 @@ def test_invalid_examples_are_flagged_at_their_line(rule: type[Rule], index: int
         assert fixed == example.expected_fix
         # The fix really fixes: the rule no longer fires on the fixed text.
         assert not [d for d in check_source(fixed, None, config) if d.code == rule.code]
+
+
+def test_every_invalid_example_of_a_rule_with_a_fix_shows_the_fix() -> None:
+    for rule in RULES:
+        for example in rule.INVALID:
+            if rule.TRANSFORM is not None:
+                assert example.expected_fix is not None, f"{rule.code}:\n{example.code}"
+            else:
+                assert example.expected_fix is None, f"{rule.code} has no fix to show"
+
+
+@pytest.mark.parametrize(
+    ("rule", "index", "example"), INVALID, ids=lambda v: getattr(v, "code", str(v))[:8]
+)
+def test_a_rules_fixes_apply_the_transform_it_names(rule: type[Rule], index: int, example) -> None:
+    diagnostics = check_source(example.code, None, rule.example_config(example))
+    kinds = {fix.transform.kind for d in diagnostics for fix in d.fixes if fix.transform}
+    assert kinds == ({rule.TRANSFORM} if rule.TRANSFORM else set())
+
+
+def test_the_transforms_are_the_ones_rules_name() -> None:
+    named = {rule.TRANSFORM for rule in RULES} - {None}
+    assert named == set(TRANSFORM_KINDS) == set(TRANSFORMS)
 
 
 def test_every_rule_documents_itself() -> None:

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Invalid:
-    """An example a rule must flag: its source, the 1-based line of the diagnostic and, optionally,
-    the source after applying the diagnostic's first fix."""
+    """An example a rule must flag: its source, the 1-based line of the diagnostic and the source
+    after applying the diagnostic's first fix (required when the rule has a ``TRANSFORM``)."""
 
     code: str
     line: int
@@ -49,6 +49,10 @@ class Rule:
     """One line for the rule reference."""
     VALID: ClassVar[tuple[str | Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    TRANSFORM: ClassVar[str | None] = None
+    """The transform its fixes apply (one of :data:`rewardkit.checks.fixes.TRANSFORM_KINDS`,
+    run by :mod:`rewardkit.checks.transforms`); ``None``: the rule has no fix. Every ``INVALID``
+    example of a rule with a fix sets ``expected_fix`` (a test holds both)."""
     EXAMPLE_TASK_FIELDS: ClassVar[tuple[str, ...]] = ()
     """Task fields declared when the examples are checked (RK101 and RK104 need some)."""
     EXAMPLE_FRAMEWORK_REWARDS: ClassVar[tuple[tuple[str, str], ...]] = ()

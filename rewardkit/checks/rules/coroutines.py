@@ -14,7 +14,7 @@ from rewardkit.checks.discovery import (
     dotted_name,
     iter_children,
 )
-from rewardkit.checks.fixes import await_fix, make_async_fix
+from rewardkit.checks.fixes import AWAIT, MAKE_ASYNC, await_fix, make_async_fix
 from rewardkit.checks.model import Diagnostic, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 from rewardkit.checks.rules.fields import is_context_annotation
@@ -167,6 +167,7 @@ class UnawaitedCoroutine(Rule):
 
     code = "RK301"
     severity = Severity.ERROR
+    TRANSFORM = AWAIT
     summary = "a coroutine not awaited: a `context` method, or an `async def` the module defines or imports"
     VALID = (
         "from rewardkit import reward\n\n@reward\nasync def shop(final_response, context):\n"
@@ -216,6 +217,7 @@ class CoroutineInSyncReward(Rule):
 
     code = "RK302"
     severity = Severity.ERROR
+    TRANSFORM = MAKE_ASYNC
     summary = "a sync reward that calls a coroutine (a `context` method or an `async def`)"
     VALID = (
         "from rewardkit import reward\n\n@reward\ndef plain(final_response, context):\n"
@@ -237,6 +239,9 @@ class CoroutineInSyncReward(Rule):
             "    return float(len(text) > 10)\n\n@reward\ndef judged(final_response):\n"
             "    return judge(final_response)\n",
             8,
+            "from rewardkit import reward\n\nasync def judge(text):\n"
+            "    return float(len(text) > 10)\n\n@reward\nasync def judged(final_response):\n"
+            "    return judge(final_response)\n",
         ),
     )
 

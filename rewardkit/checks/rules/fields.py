@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rewardkit.checks.discovery import RewardFacts
 from rewardkit.checks.fix_safety import Role, field_role
-from rewardkit.checks.fixes import rename_fix
+from rewardkit.checks.fixes import RENAME, rename_fix
 from rewardkit.checks.frameworks import (
     ADAPTER_FIELDS,
     ADAPTER_NAMES,
@@ -385,6 +385,7 @@ class UnknownField(Rule):
 
     code = "RK101"
     severity = Severity.ERROR
+    TRANSFORM = RENAME
     summary = "unknown field: a parameter no predefined, injected or task field fills"
     EXAMPLE_TASK_FIELDS = ("answer",)
     VALID = (
@@ -440,6 +441,7 @@ class MisspelledPredefinedField(Rule):
 
     code = "RK102"
     severity = Severity.ERROR
+    TRANSFORM = RENAME
     summary = "misspelled predefined field (`final_respone`, `trajectroy`, `ctx: Context`)"
     VALID = (
         "from rewardkit import reward\n\n@reward\ndef length(final_response, trajectory):\n"
@@ -457,6 +459,8 @@ class MisspelledPredefinedField(Rule):
             "import rewardkit as rk\n\n@rk.reward(name='turns')\nasync def turns(trajectroy=None):\n"
             "    return float(len(trajectroy or []))\n",
             4,
+            "import rewardkit as rk\n\n@rk.reward(name='turns')\nasync def turns(trajectory=None):\n"
+            "    return float(len(trajectory or []))\n",
         ),
         Invalid(
             "from rewardkit import Context, reward\n\n@reward\n"
@@ -544,6 +548,7 @@ class DefaultNeverFilled(Rule):
 
     code = "RK104"
     severity = Severity.WARNING
+    TRANSFORM = RENAME
     summary = "a parameter with a default that no field can fill (it is always the default)"
     EXAMPLE_TASK_FIELDS = ("answer", "max_length")
     VALID = (
@@ -555,6 +560,8 @@ class DefaultNeverFilled(Rule):
             "from rewardkit import reward\n\n@reward\ndef short(final_response, max_len=100):\n"
             "    return float(len(final_response) <= max_len)\n",
             4,
+            "from rewardkit import reward\n\n@reward\ndef short(final_response, max_length=100):\n"
+            "    return float(len(final_response) <= max_length)\n",
         ),
     )
 

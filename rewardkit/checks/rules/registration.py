@@ -58,7 +58,10 @@ class DuplicateRewardName(Rule):
             for index in indices:
                 others = [definitions[other] for other in head if other != index]
                 found.append(
-                    (index, cls.finding(definitions[index], others[:SHOWN_OTHERS], len(indices) - 1))
+                    (
+                        index,
+                        cls.finding(definitions[index], others[:SHOWN_OTHERS], len(indices) - 1),
+                    )
                 )
         return found
 

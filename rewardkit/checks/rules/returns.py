@@ -14,7 +14,7 @@ from rewardkit.checks.discovery import (
     dotted_name,
     string_value,
 )
-from rewardkit.checks.fixes import add_reward_key_fix, float_fix
+from rewardkit.checks.fixes import ADD_REWARD_KEY, FLOAT, add_reward_key_fix, float_fix
 from rewardkit.checks.model import Diagnostic, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 
@@ -61,6 +61,7 @@ class MissingRewardKey(Rule):
 
     code = "RK201"
     severity = Severity.ERROR
+    TRANSFORM = ADD_REWARD_KEY
     summary = "a dict return without a `reward` key"
     VALID = (
         "from rewardkit import reward\n\n@reward\ndef qa(final_response, answer):\n"
@@ -441,6 +442,7 @@ class IntOrBoolReturn(Rule):
 
     code = "RK205"
     severity = Severity.ERROR
+    TRANSFORM = FLOAT
     summary = (
         "an `int` or `bool` return where AgentFly's runtime runs the reward (it wants a `float`)"
     )
@@ -470,6 +472,9 @@ class IntOrBoolReturn(Rule):
             "from agentfly.rewards import reward\n\n@reward(name='has_box')\n"
             "def has_box(final_response):\n    return 1 if '\\\\boxed' in final_response else 0\n",
             5,
+            "from agentfly.rewards import reward\n\n@reward(name='has_box')\n"
+            "def has_box(final_response):\n"
+            "    return float(1 if '\\\\boxed' in final_response else 0)\n",
         ),
     )
 
