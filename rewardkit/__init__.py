@@ -13,30 +13,43 @@ from rewardkit._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rewardkit.calculate import build_fields, calculate_reward, calculate_rewards
-    from rewardkit.composition import RewardComponentError, weighted_sum
-    from rewardkit.context import Context, ResourceManager, ResourceSpec
-    from rewardkit.errors import (
-        FieldCollisionError,
-        MissingFieldError,
-        ResourceTimeoutError,
-        RewardAbortedError,
-        RewardError,
-        RewardExecutionError,
-        RewardLoadError,
-        RewardRegistryError,
-        RewardShapeError,
-        RewardValueError,
-        SignalInThreadError,
-        UnknownRewardError,
+    from rewardkit.calculate import build_fields as build_fields
+    from rewardkit.calculate import calculate_reward as calculate_reward
+    from rewardkit.calculate import calculate_rewards as calculate_rewards
+    from rewardkit.composition import RewardComponentError as RewardComponentError
+    from rewardkit.composition import weighted_sum as weighted_sum
+    from rewardkit.context import Context as Context
+    from rewardkit.context import ResourceManager as ResourceManager
+    from rewardkit.context import ResourceSpec as ResourceSpec
+    from rewardkit.errors import FieldCollisionError as FieldCollisionError
+    from rewardkit.errors import MissingFieldError as MissingFieldError
+    from rewardkit.errors import ResourceTimeoutError as ResourceTimeoutError
+    from rewardkit.errors import RewardAbortedError as RewardAbortedError
+    from rewardkit.errors import RewardError as RewardError
+    from rewardkit.errors import RewardExecutionError as RewardExecutionError
+    from rewardkit.errors import RewardLoadError as RewardLoadError
+    from rewardkit.errors import RewardRegistryError as RewardRegistryError
+    from rewardkit.errors import RewardShapeError as RewardShapeError
+    from rewardkit.errors import RewardValueError as RewardValueError
+    from rewardkit.errors import SignalInThreadError as SignalInThreadError
+    from rewardkit.errors import UnknownRewardError as UnknownRewardError
+    from rewardkit.fields import PREDEFINED_FIELDS as PREDEFINED_FIELDS
+    from rewardkit.groups import GroupingError as GroupingError
+    from rewardkit.groups import GroupReward as GroupReward
+    from rewardkit.groups import group_reward as group_reward
+    from rewardkit.metrics import Trajectory as Trajectory
+    from rewardkit.metrics import compute_data_metrics as compute_data_metrics
+    from rewardkit.registry import get_reward as get_reward
+    from rewardkit.registry import list_rewards as list_rewards
+    from rewardkit.results import NOT_APPLICABLE as NOT_APPLICABLE
+    from rewardkit.results import NotApplicable as NotApplicable
+    from rewardkit.results import RewardResult as RewardResult
+    from rewardkit.reward_threads import (
+        RewardThreadsUnavailableError as RewardThreadsUnavailableError,
     )
-    from rewardkit.fields import PREDEFINED_FIELDS
-    from rewardkit.groups import GroupingError, GroupReward, group_reward
-    from rewardkit.metrics import Trajectory, compute_data_metrics
-    from rewardkit.registry import get_reward, list_rewards
-    from rewardkit.results import NOT_APPLICABLE, NotApplicable, RewardResult
-    from rewardkit.reward_threads import RewardThreadsUnavailableError
-    from rewardkit.rewards import BaseReward, Reward, reward
+    from rewardkit.rewards import BaseReward as BaseReward
+    from rewardkit.rewards import Reward as Reward
+    from rewardkit.rewards import reward as reward
 
 _EXPORTS = {
     "build_fields": "rewardkit.calculate",
@@ -80,41 +93,5 @@ _EXPORTS = {
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-__all__ = [
-    "NOT_APPLICABLE",
-    "PREDEFINED_FIELDS",
-    "BaseReward",
-    "Context",
-    "FieldCollisionError",
-    "GroupReward",
-    "GroupingError",
-    "MissingFieldError",
-    "NotApplicable",
-    "ResourceManager",
-    "ResourceSpec",
-    "ResourceTimeoutError",
-    "Reward",
-    "RewardAbortedError",
-    "RewardComponentError",
-    "RewardError",
-    "RewardExecutionError",
-    "RewardLoadError",
-    "RewardRegistryError",
-    "RewardResult",
-    "RewardShapeError",
-    "RewardThreadsUnavailableError",
-    "RewardValueError",
-    "SignalInThreadError",
-    "Trajectory",
-    "UnknownRewardError",
-    "__version__",
-    "build_fields",
-    "calculate_reward",
-    "calculate_rewards",
-    "compute_data_metrics",
-    "get_reward",
-    "group_reward",
-    "list_rewards",
-    "reward",
-    "weighted_sum",
-]
+__all__ = ["__version__", *_EXPORTS]
+"""Every public name: the table's, and the version (read eagerly)."""

@@ -18,17 +18,16 @@ from rewardkit.checks import (
     ConfigError,
     Diagnostic,
     Fix,
-    ModuleAnalysis,
-    ModuleAnalyzer,
-    suppression_fix,
-)
-from rewardkit.checks.engine import filter_diagnostics
-from rewardkit.checks.fixer import (
     FixUnavailable,
     LibcstMissing,
+    ModuleAnalysis,
+    ModuleAnalyzer,
+    filter_diagnostics,
     fix_module,
     fixable,
+    inserts_placeholder,
     resolve_fix,
+    suppression_fix,
     text_edits,
 )
 from rewardkit_lsp.commands import FIX_ALL
@@ -54,16 +53,6 @@ from rewardkit_lsp.workspace_index import WorkspaceRewards, WorkspaceScan, inclu
 PYTHON_SUFFIXES = (".py", ".pyi")
 SYNTAX_ERROR_CODE = "RK900"
 FIX_ALL_TITLE = "rewardkit: fix all safe fixes"
-
-
-def _placeholder(fix: Fix) -> bool:
-    """Whether the fix inserts a placeholder to select (its selection is only known once its
-    edits are: such a fix is resolved when listed, so the select command can come with it)."""
-    return (
-        fix.transform is not None
-        and fix.transform.kind == "add_reward_key"
-        and (fix.transform.option("value") is None)
-    )
 
 
 Related = list[tuple[str, int | None, int, list[dict[str, Any]]]]
@@ -366,7 +355,7 @@ class AnalysisService:
                 if fix.applicability == "display" and not self.session.disabled_actions:
                     continue
                 unresolved = fix.applicability != "display" and fix.transform is not None
-                if unresolved and (not lazy or _placeholder(fix)):
+                if unresolved and (not lazy or inserts_placeholder(fix)):
                     fix = self._resolved(checked.text, fix)
                     if fix is None:
                         continue

@@ -18,19 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewardkit.checks import (
+    SHOWN_OTHERS,
+    SKIPPED_DIRECTORIES,
     CheckConfig,
     ConfigError,
     Diagnostic,
+    DuplicateRewardName,
     ModuleAnalysis,
     ModuleAnalyzer,
     RewardDefinition,
+    decode_source,
+    may_define_rewards,
+    walk_python_files,
 )
-from rewardkit.checks.command import decode_source
-from rewardkit.checks.command import is_excluded as is_excluded_by_config
-from rewardkit.checks.engine import may_define_rewards
-from rewardkit.checks.rules.registration import SHOWN_OTHERS, DuplicateRewardName
-from rewardkit.checks.targets import SKIPPED_DIRECTORIES
-from rewardkit.checks.targets import walk as walk_python_files
+from rewardkit.checks import is_excluded as is_excluded_by_config
 from rewardkit_lsp.project_config import ProjectConfigs, Signature, signature
 
 MAX_FILE_BYTES = 1_000_000

@@ -11,15 +11,17 @@ from rewardkit._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rewardkit.serve.app import create_app
-    from rewardkit.serve.client import RemoteReward, RemoteRewardError
-    from rewardkit.serve.config import RayOptions, RewardSpec, ServeConfig, ServeConfigError
-    from rewardkit.serve.outcomes import (
-        FailureKind,
-        RemoteSampleError,
-        SampleFailure,
-        SampleOutcome,
-    )
+    from rewardkit.serve.app import create_app as create_app
+    from rewardkit.serve.client import RemoteReward as RemoteReward
+    from rewardkit.serve.client import RemoteRewardError as RemoteRewardError
+    from rewardkit.serve.config import RayOptions as RayOptions
+    from rewardkit.serve.config import RewardSpec as RewardSpec
+    from rewardkit.serve.config import ServeConfig as ServeConfig
+    from rewardkit.serve.config import ServeConfigError as ServeConfigError
+    from rewardkit.serve.outcomes import FailureKind as FailureKind
+    from rewardkit.serve.outcomes import RemoteSampleError as RemoteSampleError
+    from rewardkit.serve.outcomes import SampleFailure as SampleFailure
+    from rewardkit.serve.outcomes import SampleOutcome as SampleOutcome
 
 _EXPORTS = {
     "create_app": "rewardkit.serve.app",
@@ -37,16 +39,5 @@ _EXPORTS = {
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-__all__ = [
-    "FailureKind",
-    "RayOptions",
-    "RemoteReward",
-    "RemoteRewardError",
-    "RemoteSampleError",
-    "RewardSpec",
-    "SampleFailure",
-    "SampleOutcome",
-    "ServeConfig",
-    "ServeConfigError",
-    "create_app",
-]
+__all__ = [*_EXPORTS]
+"""Every public name: the keys of the one table above."""

@@ -10,30 +10,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rewardkit.testing.calling import (
-        RewardCaller,
-        RewardLookupError,
-        call_reward,
-        resolve_reward,
-    )
-    from rewardkit.testing.contract import (
-        RewardContractError,
-        check_reward_contract,
-        reward_contract,
-    )
-    from rewardkit.testing.hacks import RewardHack, find_reward_hacks
-    from rewardkit.testing.strategies import (
-        INJECTION_PAYLOADS,
-        adversarial_text,
-        boxed_responses,
-        equivalent_renderings,
-        gold_responses,
-        hedged_responses,
-        latex_numbers,
-        number_values,
-        renderings,
-        trajectories,
-    )
+    from rewardkit.testing.calling import RewardCaller as RewardCaller
+    from rewardkit.testing.calling import RewardLookupError as RewardLookupError
+    from rewardkit.testing.calling import call_reward as call_reward
+    from rewardkit.testing.calling import resolve_reward as resolve_reward
+    from rewardkit.testing.contract import RewardContractError as RewardContractError
+    from rewardkit.testing.contract import check_reward_contract as check_reward_contract
+    from rewardkit.testing.contract import reward_contract as reward_contract
+    from rewardkit.testing.hacks import RewardHack as RewardHack
+    from rewardkit.testing.hacks import find_reward_hacks as find_reward_hacks
+    from rewardkit.testing.strategies import INJECTION_PAYLOADS as INJECTION_PAYLOADS
+    from rewardkit.testing.strategies import adversarial_text as adversarial_text
+    from rewardkit.testing.strategies import boxed_responses as boxed_responses
+    from rewardkit.testing.strategies import equivalent_renderings as equivalent_renderings
+    from rewardkit.testing.strategies import gold_responses as gold_responses
+    from rewardkit.testing.strategies import hedged_responses as hedged_responses
+    from rewardkit.testing.strategies import latex_numbers as latex_numbers
+    from rewardkit.testing.strategies import number_values as number_values
+    from rewardkit.testing.strategies import renderings as renderings
+    from rewardkit.testing.strategies import trajectories as trajectories
 
 _EXPORTS = {
     "RewardCaller": "calling",
@@ -57,27 +52,8 @@ _EXPORTS = {
     "trajectories": "strategies",
 }
 
-__all__ = [
-    "INJECTION_PAYLOADS",
-    "RewardCaller",
-    "RewardContractError",
-    "RewardHack",
-    "RewardLookupError",
-    "adversarial_text",
-    "boxed_responses",
-    "call_reward",
-    "check_reward_contract",
-    "equivalent_renderings",
-    "find_reward_hacks",
-    "gold_responses",
-    "hedged_responses",
-    "latex_numbers",
-    "number_values",
-    "renderings",
-    "resolve_reward",
-    "reward_contract",
-    "trajectories",
-]
+__all__ = [*_EXPORTS]
+"""Every public name: the keys of the one table above."""
 
 
 def __getattr__(name: str) -> Any:
