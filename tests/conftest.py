@@ -1,9 +1,12 @@
-"""Shared test configuration: pytester for the plugin's real pytest runs, and the ``slow``
-marker on the tests listed in slow_tests.txt (``pytest -m "not slow"``: the inner loop)."""
+"""Shared test configuration: pytester for the plugin's real pytest runs, the ``slow``
+marker on the tests listed in slow_tests.txt (``pytest -m "not slow"``: the inner loop), and
+``PYTHONPATH``/``sys.path`` kept from leaking out of a test."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,3 +32,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid in slow or item.nodeid.split("::", 1)[0] in slow:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _import_path_stays_in_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An in-process ``rewardkit serve`` service adds its app directory (the checkout, by default)
+    to ``PYTHONPATH`` and ``sys.path``, as it must for its workers; undo that after every test,
+    wherever it is, so that later tests' fresh environments (the wheel's venv, the VS Code
+    test's bare venv) do not find this checkout's rewardkit through it."""
+    if "PYTHONPATH" in os.environ:
+        monkeypatch.setenv("PYTHONPATH", os.environ["PYTHONPATH"])
+    else:
+        monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))

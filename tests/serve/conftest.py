@@ -20,18 +20,6 @@ STARTUP_SECONDS = 180.0
 """How long a server may take to answer /health: generous, the machine is shared and busy."""
 
 
-@pytest.fixture(autouse=True)
-def _app_dir_stays_in_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An in-process service adds its app directory to ``PYTHONPATH`` and ``sys.path`` (as
-    ``rewardkit serve`` must for its workers); undo that after each test, so that later tests'
-    subprocesses (a bare venv's python in the VS Code test) do not find rewardkit through it."""
-    if "PYTHONPATH" in os.environ:
-        monkeypatch.setenv("PYTHONPATH", os.environ["PYTHONPATH"])
-    else:
-        monkeypatch.delenv("PYTHONPATH", raising=False)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-
 def free_port() -> int:
     """A TCP port nobody listens on now (the kernel's pick)."""
     with socket.socket() as probe:

@@ -69,14 +69,17 @@ class LocalRayCluster:
         environment = {**os.environ, **self.env, **env, "RK_RAY_NODE": mark, "RAY_USAGE_STATS_ENABLED": "0"}
         self.marks.append(mark)
         with self.log.open("ab") as output:
-            subprocess.run(
+            started = subprocess.run(
                 [RAY, "start", *args, *node_ports, "--object-store-memory", str(80 * 2**20), "--disable-usage-stats"],
                 env=environment,
                 stdout=output,
                 stderr=subprocess.STDOUT,
-                check=True,
+                check=False,
                 timeout=600,
             )
+        if started.returncode != 0:  # say what Ray said: the log goes with the temporary folder
+            said = self.log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"ray start {mark} exited {started.returncode}; its output ends:\n{said}")
 
     def start_head(self, *, num_cpus: int) -> None:
         self._start(

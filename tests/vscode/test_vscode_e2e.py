@@ -258,8 +258,9 @@ from rewardkit import reward
 @reward(name="gsm8k")
 def gsm8k(solution_str: str, final_respone: str, answer: str) -> dict:
     # verl's response parameter next to a gold column named `solution`
+    correct = float(final_respone == answer)
     return {
-        "score": float(final_respone == answer),
+        "score": correct,
         "length": len(solution_str),
     }
 '''
@@ -298,7 +299,8 @@ def test_fix_all_on_save_applies_the_safe_fixes_as_the_cli_does(
         cwd=workspace, input=edited, capture_output=True, text=True, check=False,
     ).stdout  # fmt: skip
     assert "def gsm8k(solution_str: str, final_response: str, answer: str)" in expected
-    assert '"reward": float(final_response == answer),' in expected
+    assert "correct = float(final_response == answer)" in expected
+    assert '"score": correct,\n        "reward": correct,' in expected  # a name: safe to copy
     page.wait_for_function(
         "() => !document.querySelector('.tabs-container .tab.dirty')", timeout=60_000
     )
