@@ -204,22 +204,46 @@ def fix_summary(outcomes: Sequence[tuple[FixTarget, ModuleFixes]], mode: FixMode
     return lines
 
 
+def _resolved(job: tuple[str, FileResult]) -> FileResult | BaseException:
+    """One file's result with its fixes resolved against its source (in a worker): the result,
+    or the exception to raise in the main process (a worker must not raise)."""
+    source, result = job
+    try:
+        return replace(result, diagnostics=tuple(resolve_fixes(source, result.diagnostics)))
+    except Exception as error:
+        return error
+
+
 def with_resolved_fixes(
     results: Sequence[FileResult], targets: Sequence[FixTarget]
 ) -> list[FileResult]:
-    """``results`` whose fixes carry their text edits (for ``--format json``). Without libcst
-    the fixes keep their titles and no edits."""
+    """``results`` whose fixes carry their text edits (for ``--format json``), resolved in
+    forked workers when there is enough to resolve (each fix is a libcst transformation).
+    Without libcst the fixes keep their titles and no edits."""
     sources = {target.display: target.source for target in targets}
-    resolved = []
-    for result in results:
-        source = sources.get(result.path)
-        if source is None or not any(d.fixes for d in result.diagnostics):
-            resolved.append(result)
-            continue
-        try:
-            resolved.append(
-                replace(result, diagnostics=tuple(resolve_fixes(source, result.diagnostics)))
-            )
-        except LibcstMissing:
+    jobs = {
+        index: (source, result)
+        for index, result in enumerate(results)
+        if (source := sources.get(result.path)) is not None
+        and any(d.fixes for d in result.diagnostics)
+    }
+    if not jobs:
+        return list(results)
+    try:
+        load_transforms()  # in this process: forked workers inherit libcst instead of importing it
+    except LibcstMissing:
+        return list(results)
+    outcomes = map_in_workers(
+        _resolved,
+        list(jobs.values()),
+        [len(source) for source, _ in jobs.values()],
+        minimum_total=FIX_PARALLEL_MIN_CHARACTERS,
+    )
+    resolved = list(results)
+    for index, outcome in zip(jobs, outcomes):
+        if isinstance(outcome, LibcstMissing):
             return list(results)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        resolved[index] = outcome
     return resolved
