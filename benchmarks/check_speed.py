@@ -14,6 +14,9 @@ Prints one row per figure of issue 16 (engine and CLI), each with its floor or p
    ten has findings, most with a fix, each a libcst transformation verified by a re-check)
    against the same ``libcst.parse_module`` of every file (target <= 1.0x: fixing costs less
    than the parse a libcst-based checker pays before it finds anything);
+6. ``rewardkit check`` in each output format (JSON, SARIF, text) on 1,600 modules that all have
+   findings (one reward with findings in every module, most with a fix: JSON shows each fix's
+   text edits) against one ``libcst.parse_module`` of each of them (target <= 0.5x);
 
 and, for information, CPython's own parser on the same inputs and the incremental re-analysis
 after one-line edits.
@@ -209,6 +212,15 @@ def generate_module(index: int, rng: random.Random, rewards: int | None = None) 
     return "".join(parts)
 
 
+def findings_module(index: int, rng: random.Random) -> str:
+    """A module with findings: helpers, one of :data:`BAD_REWARDS`, then 2-5 rewards."""
+    parts = [HEADER.format(n=index), HELPERS.format(n=index)]
+    parts.append(BAD_REWARDS[index % len(BAD_REWARDS)].format(n=f"{index}_0", m=index))
+    for k in range(1, rng.randint(3, 6)):
+        parts.append(rng.choice(REWARDS).format(n=f"{index}_{k}", m=index))
+    return "".join(parts)
+
+
 def module_of_lines(lines: int, seed: int = 0) -> str:
     """A module of about ``lines`` lines: helpers, then rewards until it is long enough."""
     rng = random.Random(seed)
@@ -248,8 +260,14 @@ def editor_module(rewards: int = 100) -> str:
     return EDITOR_HEADER + "".join(blocks)
 
 
-def write_corpus(directory: Path, modules: int, seed: int = 0) -> list[Path]:
-    """Write ``modules`` generated modules and a pyproject declaring their task fields."""
+def write_corpus(
+    directory: Path,
+    modules: int,
+    seed: int = 0,
+    generate: Callable[[int, random.Random], str] = generate_module,
+) -> list[Path]:
+    """Write ``modules`` modules made by ``generate`` and a pyproject declaring their task
+    fields."""
     rng = random.Random(seed)
     (directory / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     package = directory / "rewards"
@@ -257,7 +275,7 @@ def write_corpus(directory: Path, modules: int, seed: int = 0) -> list[Path]:
     paths = []
     for index in range(modules):
         path = package / f"task_{index:04d}.py"
-        path.write_text(generate_module(index, rng), encoding="utf-8")
+        path.write_text(generate(index, rng), encoding="utf-8")
         paths.append(path)
     return paths
 
@@ -604,6 +622,35 @@ def main() -> int:
             1.0,
         )
         print(f"  ({summary})")
+
+        # Row 6: modules that all have findings, in every output format.
+        findings = workdir / "findings"
+        findings.mkdir()
+        found_sources = [
+            path.read_text(encoding="utf-8")
+            for path in write_corpus(findings, arguments.files, generate=findings_module)
+        ]
+        print(f"\n{len(found_sources):,} modules, every one with findings:")
+        parse_found = best_of(2, lambda: parse_each(libcst.parse_module, found_sources))
+        formats = ("json", "sarif", "text")
+        reports = best_processes(
+            3,
+            {
+                name: (
+                    [str(script), "check", "--no-cache", "--format", name, "rewards"],
+                    {"cwd": findings, "env": installed_env},
+                )
+                for name in formats
+            },
+        )
+        for name in formats:
+            met &= row(
+                f"rewardkit check --format {name} (2 cores)",
+                reports[name],
+                "libcst.parse_module of every file",
+                parse_found,
+                0.5,
+            )
 
         print(f"\nafter: {load()}")
         print("every target met" if met else "SOME TARGET NOT MET")
