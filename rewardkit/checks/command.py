@@ -9,15 +9,11 @@ pay for them (each parses and analyses its share; the results are the same as in
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fnmatch
 import io
 import os
 import sys
-import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rewardkit.checks import run_cache
@@ -29,6 +25,7 @@ from rewardkit.checks.file_cache import FileCache
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, Severity, Span
 from rewardkit.checks.output import FORMATS, FileResult, Summary, render, render_statistics
 from rewardkit.checks.rules import FileTooLarge, SyntaxErrorRule
+from rewardkit.checks.source_files import decode_python, is_excluded
 from rewardkit.checks.targets import find_targets
 from rewardkit.checks.workers import map_in_workers
 
@@ -145,46 +142,6 @@ def _codes(value: str | None, option: str) -> list[str] | None:
             f"(codes: {', '.join(RULE_CODES)})"
         )
     return codes
-
-
-def is_excluded(path: str, config: CheckConfig) -> bool:
-    """Whether the configuration's `exclude` patterns leave ``path`` out (the CLI and the server's workspace scan)."""
-    if not config.exclude:
-        return False
-    root = config.root
-    candidates = [Path(path).as_posix()]
-    if root is not None:
-        with contextlib.suppress(ValueError):
-            candidates.append(Path(path).resolve().relative_to(root.resolve()).as_posix())
-    for pattern in config.exclude:
-        for candidate in candidates:
-            if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(
-                candidate, pattern.rstrip("/") + "/*"
-            ):
-                return True
-            if any(fnmatch.fnmatch(part, pattern.rstrip("/")) for part in Path(candidate).parts):
-                return True
-    return False
-
-
-def decode_source(data: bytes) -> str:
-    """Decode a Python file as Python does (BOM, PEP 263 cookie, default UTF-8).
-
-    Raises ``UnicodeDecodeError`` or ``SyntaxError`` (unknown encoding) with the details.
-    """
-    return decode_python(data)[0]
-
-
-def decode_python(data: bytes) -> tuple[str, str]:
-    """(text, encoding) of a Python file's bytes; the encoding is ``utf-8-sig`` for a UTF-8 file
-    with a BOM (the text is without it), so encoding the text with it gives the file back."""
-    head = data[:400].split(b"\n", 2)
-    if b"coding" in head[0] or (len(head) > 1 and b"coding" in head[1]):
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    else:  # no PEP 263 cookie in the first two lines: UTF-8, with or without a BOM
-        encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    text = data.decode(encoding)
-    return (text[1:] if text.startswith("\ufeff") else text), encoding
 
 
 def _undecodable(data: bytes, error: Exception) -> Diagnostic:
