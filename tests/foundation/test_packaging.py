@@ -89,23 +89,36 @@ def test_wheel_holds_every_package_and_the_typing_marker(wheel: Path) -> None:
     assert not any(n.startswith(("tests/", "benchmarks/", "vscode-extension/")) for n in names)
 
 
+def _user_environment() -> dict[str, str]:
+    """A user's shell: none of this test session's Python or pip settings (a ``PYTHONPATH`` to
+    this checkout would make pip take rewardkit as installed already and skip the wheel)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV"))
+    }
+
+
 def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    user = _user_environment()
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", f"{wheel}[lsp,testing]"],
         check=True,
         cwd=tmp_path,
+        env=user,
     )
     imports = "; ".join(f"import {name}" for name in PUBLIC_PACKAGES)
-    subprocess.run([str(python), "-c", imports], check=True, cwd=tmp_path)
+    subprocess.run([str(python), "-c", imports], check=True, cwd=tmp_path, env=user)
     version = subprocess.run(
         [str(env_dir / "bin" / "rewardkit"), "--version"],
         check=True,
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=user,
     )
     assert version.stdout.startswith("rewardkit ")
     demo = subprocess.run(
@@ -113,27 +126,38 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) ->
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=user,
     )
     assert demo.returncode == 0, demo.stderr
     assert "score" in demo.stdout.lower()
     assert 'id="report-katex"' in (tmp_path / "r.html").read_text(encoding="utf-8")
-    _the_missing_extras_hint_works_as_written(env_dir, wheel, tmp_path)
+    _the_missing_extras_hint_works_as_written(env_dir, wheel, tmp_path, user)
 
 
-def _the_missing_extras_hint_works_as_written(env_dir: Path, wheel: Path, cwd: Path) -> None:
+def _the_missing_extras_hint_works_as_written(
+    env_dir: Path, wheel: Path, cwd: Path, user: dict[str, str]
+) -> None:
     """rewardkit is not on PyPI: the hint for a missing extra names the wheel this environment
-    was installed from, and running it as printed installs the extra."""
-    rewardkit = str(env_dir / "bin" / "rewardkit")
+    was installed from, and running it as printed installs the extra (``client``: httpx)."""
+    command = [
+        str(env_dir / "bin" / "rewardkit"),
+        "eval",
+        "math",
+        "--reward-url",
+        "http://127.0.0.1:9",
+    ]
     missing = subprocess.run(
-        [rewardkit, "serve", "math_reward"], capture_output=True, text=True, cwd=cwd, timeout=120
+        command, capture_output=True, text=True, cwd=cwd, env=user, timeout=120
     )
     assert missing.returncode == 2, missing.stderr
-    expected = f'pip install "rewardkit[serve] @ {wheel.resolve().as_uri()}"'
-    assert missing.stderr.strip() == f"rewardkit serve needs the serve extra: {expected}"
-    command = shlex.split(expected)
-    subprocess.run([str(env_dir / "bin" / "python"), "-m", *command, "-q"], check=True, cwd=cwd)
-    served = subprocess.run([rewardkit, "serve", "--help"], capture_output=True, text=True, cwd=cwd)
-    assert served.returncode == 0, served.stderr
+    expected = f'pip install "rewardkit[client] @ {wheel.resolve().as_uri()}"'
+    assert f"needs the client extra: {expected}" in missing.stderr
+    pip = shlex.split(expected)
+    subprocess.run(
+        [str(env_dir / "bin" / "python"), "-m", *pip, "-q"], check=True, cwd=cwd, env=user
+    )
+    probe = [str(env_dir / "bin" / "python"), "-c", "import httpx, rewardkit.serve.client"]
+    subprocess.run(probe, check=True, cwd=cwd, env=user)
 
 
 @pytest.mark.slow
