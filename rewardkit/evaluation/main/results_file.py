@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from rewardkit.bounded_files import FileTooLargeError, NotRegularFileError, read_regular_file
 from rewardkit.evaluation.errors import (
     EvalConfigError,
     EvalOutputError,
@@ -214,32 +215,21 @@ def _json_name(value: object) -> str:
     return _JSON_NAMES.get(type(value), type(value).__name__)
 
 
-def _metadata_bytes(where: Path) -> bytes | None:
-    """The bytes of the metadata file `where` (None when there is none), refusing a FIFO, a
-    device or a file over `MAX_METADATA_BYTES` without blocking or reading it whole."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-    descriptor = os.open(where, flags)  # FileNotFoundError and other OSErrors: the caller's
+def _metadata_bytes(where: Path) -> bytes:
+    """The bytes of the metadata file `where`, refusing a FIFO, a device or a file over
+    `MAX_METADATA_BYTES` without blocking or reading it whole (FileNotFoundError and other
+    OSErrors are the caller's)."""
     try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise EvalInputError(
-                "not rewardkit's metadata of a results file: not a regular file (a FIFO, a "
-                f"device or a directory); delete it and add {option('force_resume')} to "
-                "continue the results anyway",
-                path=str(where),
-            )
-        with os.fdopen(descriptor, "rb", closefd=False) as stream:
-            data = stream.read(MAX_METADATA_BYTES + 1)
-    finally:
-        os.close(descriptor)
-    if len(data) > MAX_METADATA_BYTES:
-        raise EvalInputError(
-            f"not rewardkit's metadata of a results file: larger than "
-            f"{MAX_METADATA_BYTES >> 20} MiB; delete it and add {option('force_resume')} to "
-            "continue the results anyway",
-            path=str(where),
-        )
-    return data
+        return read_regular_file(where, MAX_METADATA_BYTES)
+    except NotRegularFileError:
+        why = "not a regular file (a FIFO, a device or a directory)"
+    except FileTooLargeError:
+        why = f"larger than {MAX_METADATA_BYTES >> 20} MiB"
+    raise EvalInputError(
+        f"not rewardkit's metadata of a results file: {why}; delete it and add "
+        f"{option('force_resume')} to continue the results anyway",
+        path=str(where),
+    )
 
 
 def _read_metadata(path: Path) -> Mapping[str, Any] | None:
