@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardkit.bounded_files import FileTooLargeError, NotRegularFileError, read_regular_file
-from rewardkit.serve.config import ServeConfigError
+from rewardkit.serve.errors import ServeConfigError
 
 TOKEN_ENV = "REWARDKIT_SERVE_TOKEN"
 """The environment variable holding the token, for the server and for ``RemoteReward``."""

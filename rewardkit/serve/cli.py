@@ -57,6 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Each REWARD is MODULE:ATTRIBUTE, path/to/file.py:ATTRIBUTE or a registry name "
         "(math_reward), optionally NAME=... to serve it under another name.",
     )
+    _served_arguments(parser)
+    _request_arguments(parser)
+    _connection_arguments(parser)
+    parser.add_argument(
+        "--app-dir", default=None, metavar="DIR", help="import reward modules from DIR (default: .)"
+    )
+    parser.add_argument(
+        "--log-level", default=None, choices=("critical", "error", "warning", "info", "debug")
+    )
+    _ray_arguments(parser)
+    return parser
+
+
+def _served_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is served, and where: the rewards, the settings file, the address, the processes."""
     parser.add_argument(
         "rewards", nargs="*", metavar="REWARD", help="rewards to serve (the first is the default)"
     )
@@ -70,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers", type=int, default=None, metavar="N", help="worker processes (default 1)"
     )
+
+
+def _request_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a request may cost and who may send one: the sample timeout, admission, the token."""
     parser.add_argument(
         "--timeout",
         type=float,
@@ -91,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="require 'Authorization: Bearer <token>' on every route but /health, the token read from "
         "this file's first line (default: $REWARDKIT_SERVE_TOKEN if set, else no token)",
     )
+
+
+def _connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """How connections and bodies are bounded, and how a busy or stopping server answers."""
     parser.add_argument(
         "--read-timeout",
         type=float,
@@ -135,17 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"on SIGTERM, how long requests in flight may take to finish (default {DEFAULT_DRAIN_TIMEOUT:g})",
     )
-    parser.add_argument(
-        "--app-dir", default=None, metavar="DIR", help="import reward modules from DIR (default: .)"
-    )
-    parser.add_argument(
-        "--log-level", default=None, choices=("critical", "error", "warning", "info", "debug")
-    )
-    _ray_arguments(parser)
-    return parser
 
 
 def _ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """The Ray Serve deployment (``--ray``): the cluster, replicas and what they are given."""
     ray = parser.add_argument_group("Ray Serve (--ray)")
     ray.add_argument(
         "--ray",

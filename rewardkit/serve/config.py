@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewardkit.serve.auth import read_token
+from rewardkit.serve.errors import ServeConfigError as ServeConfigError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -40,10 +43,6 @@ separately, its body; a slow or silent client is answered 408 or closed, its con
 DEFAULT_MAX_CONNECTIONS = 2048
 """Open connections one worker keeps (lowered to fit its file-descriptor limit); beyond, the
 longest-idle connection that has sent no request is closed, else the request gets 503."""
-
-
-class ServeConfigError(ValueError):
-    """A bad option or configuration file entry; the message names it (and the file)."""
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
@@ -325,7 +324,5 @@ def with_token(config: ServeConfig) -> ServeConfig:
     once, here: worker processes and Ray replicas get it in the configuration."""
     if config.token is not None:
         return config
-    from rewardkit.serve.auth import read_token
-
     token = read_token(config.token_file)
     return config if token is None else dataclasses.replace(config, token=token)
