@@ -404,22 +404,31 @@ def ascii_relations(text: str) -> str:
     return _ASCII_RELATIONS.sub(lambda m: _ASCII_RELATION_COMMANDS[m.group()], text)
 
 
-_COMMAND_SYNONYMS = (
-    (re.compile(r"\\(?:leq?slant|leq|le)(?![A-Za-z])"), r"\\leq "),
-    (re.compile(r"\\(?:geq?slant|geq|ge)(?![A-Za-z])"), r"\\geq "),
-    (re.compile(r"\\(?:neq|ne)(?![A-Za-z])"), r"\\neq "),
-    (re.compile(r"\\(?:lbrace)(?![A-Za-z])"), r"\\{"),
-    (re.compile(r"\\(?:rbrace)(?![A-Za-z])"), r"\\}"),
-    (re.compile(r"\\(?:infin|infinity)(?![A-Za-z])"), r"\\infty "),
-    (re.compile(r"\\(?:ldots|cdots|dots)(?![A-Za-z])"), r"\\dots "),
-    (re.compile(r"\\(?:varpi)(?![A-Za-z])"), r"\\pi "),
+def _commands(names: str) -> re.Pattern[str]:
+    """The commands named by the alternation ``names`` (no backslash), each matched as a whole command."""
+    return re.compile(rf"\\(?:{names})(?![A-Za-z])")
+
+
+# Command names (an alternation) -> their one spelling.
+_SYNONYMOUS_COMMANDS = (
+    ("leq?slant|leq|le", r"\\leq "),
+    ("geq?slant|geq|ge", r"\\geq "),
+    ("neq|ne", r"\\neq "),
+    ("lbrace", r"\\{"),
+    ("rbrace", r"\\}"),
+    ("infin|infinity", r"\\infty "),
+    ("ldots|cdots|dots", r"\\dots "),
+    ("varpi", r"\\pi "),
     # Letter variants are one symbol (physics writes \varepsilon_0 and \epsilon_0 for the same constant).
-    (re.compile(r"\\varepsilon(?![A-Za-z])"), r"\\epsilon "),
-    (re.compile(r"\\vartheta(?![A-Za-z])"), r"\\theta "),
-    (re.compile(r"\\varphi(?![A-Za-z])"), r"\\phi "),
-    (re.compile(r"\\varrho(?![A-Za-z])"), r"\\rho "),
-    (re.compile(r"\\(?:emptyset|varnothing)(?![A-Za-z])"), r"\\emptyset "),
-    (re.compile(r"\\(?:backslash|smallsetminus)(?![A-Za-z])"), r"\\setminus "),  # set difference
+    ("varepsilon", r"\\epsilon "),
+    ("vartheta", r"\\theta "),
+    ("varphi", r"\\phi "),
+    ("varrho", r"\\rho "),
+    ("emptyset|varnothing", r"\\emptyset "),
+    ("backslash|smallsetminus", r"\\setminus "),  # set difference
+)
+_COMMAND_SYNONYMS = (
+    *((_commands(names), spelling) for names, spelling in _SYNONYMOUS_COMMANDS),
     (re.compile(r"\\\{\s*\\\}"), r"\\emptyset "),  # {} is the empty set
     (re.compile(r"\\mathbb\s*(?:\{\s*R\s*\}|R(?![A-Za-z]))"), r"(-\\infty,\\infty)"),  # the real line
 )

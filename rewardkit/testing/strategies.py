@@ -8,7 +8,7 @@ and text that tries to break it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -201,6 +201,17 @@ def _reasoning(max_steps: int) -> SearchStrategy[str]:
     )
 
 
+def _after_reasoning(
+    max_steps: int, ending: Callable[..., str], *parts: SearchStrategy[str]
+) -> SearchStrategy[str]:
+    """Chain-of-thought text, a blank line, then ``ending`` of the values drawn from ``parts``."""
+    return st.builds(
+        lambda reasoning, *drawn: f"{reasoning}\n\n{ending(*drawn)}".lstrip(),
+        _reasoning(max_steps),
+        *parts,
+    )
+
+
 def _as_strategy(value: str | SearchStrategy[str]) -> SearchStrategy[str]:
     return value if isinstance(value, SearchStrategy) else st.just(value)
 
@@ -212,11 +223,9 @@ def boxed_responses(
 
     The only box is the final one, so a grader that takes the last box must read ``answer``.
     """
-    return st.builds(
-        lambda reasoning, closing, answer_text, trailing: (
-            f"{reasoning}\n\n{closing.format(a=answer_text)}{trailing}".lstrip()
-        ),
-        _reasoning(max_steps),
+    return _after_reasoning(
+        max_steps,
+        lambda closing, answer_text, trailing: closing.format(a=answer_text) + trailing,
         st.sampled_from(_CLOSINGS),
         _as_strategy(answer),
         st.sampled_from(["", "\n", "  ", "\n\n"]),
@@ -258,11 +267,9 @@ def hedged_responses(
     Every hedge is inside the final box (``\\boxed{3 \\text{ or } 4}``, ``\\boxed{3, 4}``, ...);
     a correct grader rejects all of them against a single gold.
     """
-    return st.builds(
-        lambda reasoning, template, a, d: (
-            f"{reasoning}\n\nSo the answer is ${template.format(a=a, d=d)}$.".lstrip()
-        ),
-        _reasoning(max_steps),
+    return _after_reasoning(
+        max_steps,
+        lambda template, a, d: f"So the answer is ${template.format(a=a, d=d)}$.",
         st.sampled_from(_HEDGES),
         _as_strategy(answer),
         _as_strategy(decoy),
