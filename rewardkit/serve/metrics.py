@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,53 +34,42 @@ class ServeMetrics:
     def __init__(self) -> None:
         self.multiprocess_dir = os.environ.get(MULTIPROC_ENV) or None
         self.registry = CollectorRegistry()
-        registry = self.registry
-        self.requests = Counter(
+        # Every metric is in this registry; latencies share one set of buckets; in-flight gauges
+        # count live workers only.
+        counter = partial(Counter, registry=self.registry)
+        latency = partial(Histogram, buckets=LATENCY_BUCKETS, registry=self.registry)
+        live_gauge = partial(Gauge, registry=self.registry, multiprocess_mode="livesum")
+        self.requests = counter(
             "rewardkit_serve_requests",
             "HTTP requests answered, by route and status code.",
             ["route", "status"],
-            registry=registry,
         )
-        self.request_seconds = Histogram(
+        self.request_seconds = latency(
             "rewardkit_serve_request_duration_seconds",
             "Time from a request's arrival to its response, by route.",
             ["route"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.samples = Counter(
-            "rewardkit_serve_samples", "Samples scored, by reward.", ["reward"], registry=registry
-        )
-        self.sample_seconds = Histogram(
+        self.samples = counter("rewardkit_serve_samples", "Samples scored, by reward.", ["reward"])
+        self.sample_seconds = latency(
             "rewardkit_serve_sample_duration_seconds",
             "Time to score one sample (timeouts included), by reward.",
             ["reward"],
-            buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.failures = Counter(
+        self.failures = counter(
             "rewardkit_serve_sample_failures",
             "Samples that failed, by reward and failure tag (timeout, reward_error, bad_result, bad_sample).",
             ["reward", "tag"],
-            registry=registry,
         )
-        self.rejected = Counter(
+        self.rejected = counter(
             "rewardkit_serve_rejected_requests",
             "Requests refused before scoring, by reason (overloaded, body_too_large, malformed, unknown_reward).",
             ["reason"],
-            registry=registry,
         )
-        self.in_flight_requests = Gauge(
-            "rewardkit_serve_in_flight_requests",
-            "Requests being scored now.",
-            registry=registry,
-            multiprocess_mode="livesum",
+        self.in_flight_requests = live_gauge(
+            "rewardkit_serve_in_flight_requests", "Requests being scored now."
         )
-        self.in_flight_samples = Gauge(
-            "rewardkit_serve_in_flight_samples",
-            "Samples admitted and not yet answered.",
-            registry=registry,
-            multiprocess_mode="livesum",
+        self.in_flight_samples = live_gauge(
+            "rewardkit_serve_in_flight_samples", "Samples admitted and not yet answered."
         )
 
     def sample_done(self, reward: str, seconds: float, failure_tag: str | None) -> None:
