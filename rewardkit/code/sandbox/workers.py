@@ -1,0 +1,400 @@
+"""Host side of a warm worker (a bwrap zygote or a wasm worker): its socket, a job on it, a pool.
+
+A worker is a process that runs one job at a time, told over a SOCK_SEQPACKET socket: the host sends
+a JSON header with the job's stdin, stdout, stderr and files as fds (SCM_RIGHTS), may send a kill,
+and reads ``{"op": "done", "status": <wait status>, "memory": bool}``. Everything the caller keeps of
+a job is bounded (stdout to ``limits.output``, stderr to 64 KiB).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from rewardkit.code.sandbox.api import STDERR_LIMIT, Job, Outcome, SandboxUnavailableError
+
+__all__ = ["PooledSandbox", "Worker", "WorkerSession", "files_memfd"]
+
+READY_TIMEOUT = 60.0
+KILL_GRACE = 5.0
+DRAIN_GRACE = 2.0
+CHUNK = 1 << 16
+
+
+def files_memfd(files: Mapping[str, bytes]) -> int:
+    """A memfd holding `files` in the workers' format (count, then name/data pairs), at offset 0."""
+    fd = os.memfd_create("rewardkit-job-files")
+    parts = [struct.pack("<I", len(files))]
+    for name, data in files.items():
+        encoded = name.encode()
+        parts += [struct.pack("<IQ", len(encoded), len(data)), encoded, bytes(data)]
+    with os.fdopen(os.dup(fd), "wb") as stream:
+        for part in parts:
+            stream.write(part)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class Worker:
+    """One warm worker process and its control socket; `command(fd)` is the argv to start it."""
+
+    def __init__(self, command: Callable[[int], list[str]], env: Mapping[str, str]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                command(theirs.fileno()),
+                pass_fds=[theirs.fileno()],
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self.control = ours
+        self.dead = False
+        if not self._wait_ready():
+            detail = self._startup_error()
+            self.destroy()
+            raise SandboxUnavailableError(f"the sandbox worker did not start: {detail}")
+
+    def _wait_ready(self) -> bool:
+        """True when the worker said it is ready within READY_TIMEOUT."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.control, selectors.EVENT_READ)
+            if not selector.select(READY_TIMEOUT):
+                return False
+        try:
+            return json.loads(self.control.recv(4096) or b"{}").get("op") == "ready"
+        except (OSError, ValueError):
+            return False
+
+    def _startup_error(self) -> str:
+        """The first lines of the worker's stderr, or its exit status."""
+        try:
+            self.process.kill()
+            _, err = self.process.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            err = b""
+        text = (err or b"")[:2000].decode("utf-8", "replace").strip()
+        return text or f"exit status {self.process.returncode}"
+
+    def start(self, header: dict, fds: list[int]) -> None:
+        """Send a job to the worker."""
+        socket.send_fds(self.control, [json.dumps(header).encode()], fds)
+
+    def kill_job(self) -> None:
+        """Ask the worker to kill the running job and everything it started."""
+        try:
+            self.control.send(b'{"op": "kill"}')
+        except OSError:
+            self.dead = True
+
+    def destroy(self) -> None:
+        """Kill the worker process (and with it its sandbox), reap it."""
+        if self.dead and self.process.returncode is not None:
+            return
+        self.dead = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.kill()
+        self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
+        self.control.close()
+
+
+@dataclass
+class _Capture:
+    """Bounded capture of one output pipe."""
+
+    fd: int
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    overflow: bool = False
+    eof: bool = False
+
+    def read(self) -> None:
+        """Read what is there; keep at most `limit` bytes, note more."""
+        try:
+            chunk = os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.eof = True
+            return
+        room = self.limit - len(self.data)
+        self.data += chunk[: max(room, 0)]
+        self.overflow = self.overflow or len(chunk) > room
+
+
+class WorkerSession:
+    """A job running on a worker: its pipes, its deadline, its outcome (the `Session` protocol)."""
+
+    def __init__(
+        self, worker: Worker, job: Job, release: Callable[[Worker], None], *, interactive: bool
+    ) -> None:
+        self.worker, self.job, self._release = worker, job, release
+        self.limits = job.limits
+        self.started = time.monotonic()
+        self.deadline = self.started + self.limits.timeout
+        self.timed_out = self.output_exceeded = self.killed = False
+        self.status: dict | None = None
+        self.kill_deadline: float | None = None
+        self.consumed = 0
+        self._outcome: Outcome | None = None
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        if interactive:
+            stdin_r, self.stdin = os.pipe()
+            os.set_blocking(self.stdin, False)
+        else:
+            stdin_r, self.stdin = os.memfd_create("rewardkit-job-stdin"), -1
+            with os.fdopen(os.dup(stdin_r), "wb") as stream:
+                stream.write(job.stdin)
+            os.lseek(stdin_r, 0, os.SEEK_SET)
+        files = files_memfd(job.files)
+        self.out = _Capture(stdout_r, self.limits.output)
+        self.err = _Capture(stderr_r, STDERR_LIMIT)
+        for fd in (stdout_r, stderr_r):
+            os.set_blocking(fd, False)
+        limits = {
+            "cpu": self.limits.cpu_seconds,
+            "memory": self.limits.memory,
+            "processes": self.limits.processes,
+            "file_size": self.limits.file_size,
+            "open_files": self.limits.open_files,
+            "timeout": self.limits.timeout,
+        }
+        try:
+            worker.start(
+                {"op": "run", "main": job.main, "limits": limits},
+                [stdin_r, stdout_w, stderr_w, files],
+            )
+        except OSError:
+            worker.dead = True
+        finally:
+            for fd in (stdin_r, stdout_w, stderr_w, files):
+                os.close(fd)
+
+    def __enter__(self) -> WorkerSession:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.finish()
+
+    def send(self, line: bytes) -> None:
+        """Write `line` and a newline to the program's stdin (gives up at the job's deadline)."""
+        data = memoryview(bytes(line) + b"\n")
+        while data and self.stdin >= 0 and self.status is None:
+            try:
+                data = data[os.write(self.stdin, data) :]
+                continue
+            except BlockingIOError:
+                self._pump(min(self.deadline, time.monotonic() + 0.05), stdin_room=True)
+            except BrokenPipeError:
+                return
+
+    def receive(self, timeout: float) -> bytes | None:
+        """The next stdout line without its newline; None at EOF, the job's end or `timeout`."""
+        until = min(self.deadline, time.monotonic() + timeout)
+        while True:
+            end = self.out.data.find(b"\n", self.consumed)
+            if end >= 0:
+                line = bytes(self.out.data[self.consumed : end])
+                self.consumed = end + 1
+                return line
+            if self.out.eof or self.status is not None or self.killed or time.monotonic() >= until:
+                return None
+            self._pump(until)
+
+    def finish(self) -> Outcome:
+        """Close stdin, wait within the limits, kill what is left, return the outcome."""
+        if self._outcome is None:
+            self._close_stdin()
+            while self.status is None or not (self.out.eof and self.err.eof):
+                if self.status is not None and time.monotonic() > self.status["at"] + DRAIN_GRACE:
+                    break
+                self._pump(time.monotonic() + 0.5)
+            self._outcome = self._build_outcome()
+            for fd in (self.out.fd, self.err.fd):
+                os.close(fd)
+            self._release(self.worker)
+        return self._outcome
+
+    def _close_stdin(self) -> None:
+        if self.stdin >= 0:
+            os.close(self.stdin)
+            self.stdin = -1
+
+    def _kill(self) -> None:
+        if not self.killed:
+            self.killed = True
+            self.kill_deadline = time.monotonic() + KILL_GRACE
+            self.worker.kill_job()
+
+    def _pump(self, until: float, *, stdin_room: bool = False) -> None:
+        """Wait for output, the worker's report, the stdin pipe's room or a deadline, once."""
+        now = time.monotonic()
+        if self.status is None and not self.killed and now >= self.deadline:
+            self.timed_out = True
+            self._kill()
+        if self.status is None and self.kill_deadline is not None and now >= self.kill_deadline:
+            self.worker.destroy()
+            self.status = {"status": signal.SIGKILL, "memory": False, "at": now}
+            return
+        waits = [until, self.deadline if not self.killed else self.kill_deadline or until]
+        with selectors.DefaultSelector() as selector:
+            for capture in (self.out, self.err):
+                if not capture.eof:
+                    selector.register(capture.fd, selectors.EVENT_READ, capture)
+            if self.status is None and not self.worker.dead:
+                selector.register(self.worker.control, selectors.EVENT_READ, "control")
+            if stdin_room and self.stdin >= 0:
+                selector.register(self.stdin, selectors.EVENT_WRITE, "stdin")
+            if not selector.get_map():
+                time.sleep(max(0.0, min(waits) - time.monotonic()))
+                return
+            for key, _ in selector.select(max(0.0, min(waits) - time.monotonic())):
+                if key.data == "control":
+                    self._read_report()
+                elif isinstance(key.data, _Capture):
+                    key.data.read()
+        if self.out.overflow and not self.output_exceeded:
+            self.output_exceeded = True
+            self._kill()
+
+    def _read_report(self) -> None:
+        try:
+            message = self.worker.control.recv(4096)
+        except OSError:
+            message = b""
+        if not message:
+            # The worker died under the job (the program killed its zygote): the program's failure.
+            self.worker.destroy()
+            self.status = {"status": signal.SIGKILL, "memory": False, "at": time.monotonic()}
+            return
+        report = json.loads(message)
+        if report.get("op") == "done":
+            self.status = {**report, "at": time.monotonic()}
+
+    def _build_outcome(self) -> Outcome:
+        status = int(self.status["status"]) if self.status else signal.SIGKILL
+        exit_code = os.waitstatus_to_exitcode(status)
+        return Outcome(
+            exit_code=exit_code if exit_code >= 0 else None,
+            signal=-exit_code if exit_code < 0 else None,
+            stdout=bytes(self.out.data),
+            stderr=bytes(self.err.data),
+            timed_out=self.timed_out,
+            memory_exceeded=bool(self.status and self.status.get("memory")),
+            output_exceeded=self.output_exceeded,
+            wall=time.monotonic() - self.started,
+            sandbox_error=self.status.get("error") if self.status else None,
+        )
+
+
+class PooledSandbox:
+    """Up to `workers` warm workers made by `factory`, each running one job at a time."""
+
+    def __init__(self, name: str, factory: Callable[[int], Worker], workers: int) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.name, self._factory, self._size = name, factory, workers
+        self._idle: list[Worker] = []
+        self._slots = list(range(workers))
+        self._slot_of: dict[int, int] = {}
+        self._lock = threading.Condition()
+
+    def _acquire(self) -> Worker | Outcome:
+        with self._lock:
+            while not self._idle and not self._slots:
+                self._lock.wait()
+            if self._idle:
+                return self._idle.pop()
+            slot = self._slots.pop()
+        try:
+            worker = self._factory(slot)
+        except SandboxUnavailableError as error:
+            with self._lock:
+                self._slots.append(slot)
+                self._lock.notify()
+            return Outcome(None, None, b"", b"", False, False, False, 0.0, sandbox_error=str(error))
+        self._slot_of[id(worker)] = slot
+        return worker
+
+    def _release(self, worker: Worker) -> None:
+        with self._lock:
+            if worker.dead or worker.process.poll() is not None:
+                if not worker.dead:
+                    worker.destroy()
+                self._slots.append(self._slot_of.pop(id(worker)))
+            else:
+                self._idle.append(worker)
+            self._lock.notify()
+
+    def open(self, job: Job) -> WorkerSession:
+        """Start `job` on a free worker; a session on it."""
+        worker = self._acquire()
+        if isinstance(worker, Outcome):
+            return _FailedSession(worker)  # type: ignore[return-value]
+        return WorkerSession(worker, job, self._release, interactive=True)
+
+    def run(self, job: Job) -> Outcome:
+        """Run `job` on a free worker to its end."""
+        worker = self._acquire()
+        if isinstance(worker, Outcome):
+            return worker
+        return WorkerSession(worker, job, self._release, interactive=False).finish()
+
+    def close(self) -> None:
+        """Stop the idle workers (busy ones stop when their job finishes and the pool is gone)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.destroy()
+            with self._lock:
+                self._slots.append(self._slot_of.pop(id(worker)))
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+class _FailedSession:
+    """A session whose sandbox could not start: every call says so through its outcome."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self._outcome = outcome
+
+    def __enter__(self) -> _FailedSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def send(self, line: bytes) -> None:
+        return None
+
+    def receive(self, timeout: float) -> bytes | None:
+        return None
+
+    def finish(self) -> Outcome:
+        return self._outcome
