@@ -303,6 +303,17 @@ class _CaseReader:
             )
         return str(value)
 
+    def common_keys(self, path: Path) -> dict[str, Any]:
+        """The keys every kind of case has, after its own (``_CaseBase``'s but ``id``)."""
+        return {
+            "note": self.optional_text("note"),
+            "xfail": self.optional_text("xfail"),
+            "path": path,
+            "line": self.line,
+            "index": self.index,
+            "key_lines": self.key_lines,
+        }
+
     def number(self, value: Any, what: str, key: str) -> float:
         """``value`` as a finite float (0.0 when it is not one, which is reported at ``key``)."""
         if (
@@ -328,12 +339,7 @@ def _read_pair(reader: _CaseReader, path: Path) -> PairCase | None:
         equivalent=equivalent is not False,
         policy=reader.optional_text("policy"),
         grader=reader.optional_text("grader"),
-        note=reader.optional_text("note"),
-        xfail=reader.optional_text("xfail"),
-        path=path,
-        line=reader.line,
-        index=reader.index,
-        key_lines=reader.key_lines,
+        **reader.common_keys(path),
     )
     return None if reader.problems else case
 
@@ -378,12 +384,7 @@ def _read_reward(reader: _CaseReader, path: Path, allow_missing_expect: bool) ->
         fields=dict(fields),
         expect=_read_expect(reader),
         tolerance=tolerance,
-        note=reader.optional_text("note"),
-        xfail=reader.optional_text("xfail"),
-        path=path,
-        line=reader.line,
-        index=reader.index,
-        key_lines=reader.key_lines,
+        **reader.common_keys(path),
     )
     return None if reader.problems else case
 

@@ -6,10 +6,10 @@ import contextlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -79,37 +79,47 @@ def import_path_hint(spec: str | None, folder: Path, where: str) -> str:
     )
 
 
-def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
-    """The case's grader, or a ``GoldenFileError`` at the line of its ``grader`` (or ``policy``)."""
+_Resolved = TypeVar("_Resolved")
+
+
+def _resolve_for_case(
+    case: PairCase | RewardCase,
+    where: str,
+    key: str,
+    resolve: Callable[[str | None], _Resolved],
+    refusal: type[Exception],
+    check: tuple[str, Callable[[_Resolved], str | None]],
+) -> _Resolved:
+    """The case's ``key`` resolved (the golden file's folder importable), then checked by
+    ``check``'s function: a refusal is a ``GoldenFileError`` at the line of the key concerned."""
+    label = f"[[{'pair' if isinstance(case, PairCase) else 'reward'}]] {case.id!r}"
+    spec = getattr(case, key)
     try:
         with importable_from(case.path.parent):
-            grader = resolve_grader(case.grader)
-    except UnknownGraderError as exc:
-        hint = import_path_hint(case.grader, case.path.parent, where)
-        raise GoldenFileError(
-            where, case.line_of("grader"), f"[[pair]] {case.id!r}: {exc}{hint}"
-        ) from None
-    problem = policy_problem(grader, case.policy)
+            resolved = resolve(spec)
+    except refusal as exc:
+        hint = import_path_hint(spec, case.path.parent, where)
+        raise GoldenFileError(where, case.line_of(key), f"{label}: {exc}{hint}") from None
+    check_key, problem_of = check
+    problem = problem_of(resolved)
     if problem is not None:
-        raise GoldenFileError(where, case.line_of("policy"), f"[[pair]] {case.id!r}: {problem}")
-    return grader
+        raise GoldenFileError(where, case.line_of(check_key), f"{label}: {problem}")
+    return resolved
+
+
+def resolve_pair_grader(case: PairCase, where: str) -> PairGrader:
+    """The case's grader, or a ``GoldenFileError`` at the line of its ``grader`` (or ``policy``)."""
+    policy_check = ("policy", lambda grader: policy_problem(grader, case.policy))
+    return _resolve_for_case(
+        case, where, "grader", resolve_grader, UnknownGraderError, policy_check
+    )
 
 
 def resolve_case_reward(case: RewardCase, where: str) -> Any:
     """The case's reward, or a ``GoldenFileError`` at the line of its ``reward`` (or ``fields``,
     when they do not fit the reward: a misspelt field would otherwise be dropped)."""
-    try:
-        with importable_from(case.path.parent):
-            reward = resolve_reward(case.reward)
-    except RewardLookupError as exc:
-        hint = import_path_hint(case.reward, case.path.parent, where)
-        raise GoldenFileError(
-            where, case.line_of("reward"), f"[[reward]] {case.id!r}: {exc}{hint}"
-        ) from None
-    problem = fields_problem(reward, case.fields)
-    if problem is not None:
-        raise GoldenFileError(where, case.line_of("fields"), f"[[reward]] {case.id!r}: {problem}")
-    return reward
+    fields_check = ("fields", lambda reward: fields_problem(reward, case.fields))
+    return _resolve_for_case(case, where, "reward", resolve_reward, RewardLookupError, fields_check)
 
 
 def run_reward_case(
@@ -233,9 +243,16 @@ class _GoldenItem(pytest.Item):
             f"{self.shown}:{self.case.line} [{self.case.kind}] {self.case.id}",
         )
 
-    def _failed(self, failure: GoldenCaseFailure) -> GoldenCaseFailure:
-        self.user_properties.append((FAILURE_REASON_PROPERTY, failure.reason))
-        return failure
+    def check_case(self) -> None:
+        """Check the case; a failure raises ``GoldenCaseFailure``."""
+        raise NotImplementedError
+
+    def runtest(self) -> None:
+        try:
+            self.check_case()
+        except GoldenCaseFailure as failure:  # its reason goes in the JUnit XML's properties
+            self.user_properties.append((FAILURE_REASON_PROPERTY, failure.reason))
+            raise failure from None
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, GoldenCaseFailure):
@@ -256,19 +273,17 @@ class GoldenPairItem(_GoldenItem):
         super().__init__(**kwargs)
         self.grader = grader
 
-    def runtest(self) -> None:
+    def check_case(self) -> None:
         try:
             check_pair(self.case, self.grader, location=self.location_text)
-        except GoldenCaseFailure as failure:
-            raise self._failed(failure) from None
+        except GoldenCaseFailure:
+            raise
         except Exception as exc:
             raised = f"grader {self.grader.name!r} raised {type(exc).__name__}: {exc}"
             report = f"golden pair {self.case.id!r} failed at {self.location_text}: {raised}"
             trace = user_traceback(exc)
             report += f"\n{trace}" if trace else ""
-            raise self._failed(
-                GoldenCaseFailure(report, f"grader raised {type(exc).__name__}", raised)
-            ) from None
+            raise GoldenCaseFailure(report, f"grader raised {type(exc).__name__}", raised) from None
 
 
 class GoldenRewardItem(_GoldenItem):
@@ -280,14 +295,11 @@ class GoldenRewardItem(_GoldenItem):
         super().__init__(**kwargs)
         self.reward = reward
 
-    def runtest(self) -> None:
-        try:
-            run_reward_case(
-                self.case,
-                self.reward,
-                location=self.location_text,
-                regen=bool(self.config.getoption("rewardkit_regen", False)),
-                shown_path=self.shown,
-            )
-        except GoldenCaseFailure as failure:
-            raise self._failed(failure) from None
+    def check_case(self) -> None:
+        run_reward_case(
+            self.case,
+            self.reward,
+            location=self.location_text,
+            regen=bool(self.config.getoption("rewardkit_regen", False)),
+            shown_path=self.shown,
+        )
