@@ -248,6 +248,7 @@ class WorkerSession:
         if not self.killed:
             self.killed = True
             self.kill_deadline = time.monotonic() + KILL_GRACE
+            self._close_stdin()  # a program blocked reading stdin sees EOF and can be stopped
             self.worker.kill_job()
 
     def _pump(self, until: float, *, stdin_room: bool = False) -> None:
