@@ -1,49 +1,67 @@
-"""What every framework adapter shares: the reward reference, the per-call timeout, the error
-policy and its counters, and pickling.
+"""What every framework adapter shares: the reward reference, the options (``AdapterOptions``),
+the per-call timeout, the error policy and its counters, scoring for sync and async callers,
+and pickling.
 
 The frameworks either have no per-call timeout and error handling for custom rewards, or
 retry the whole batch: one pathological sample (a catastrophic regex, a hung API call) then
 stalls or kills training. The adapter owns both: a failing or timed-out sample yields the
 configured ``fallback`` and an ``error`` extra, is logged and counted in ``adapter.stats``.
 Every sample carries the same extras keys, the reward's result schema (``adapter.schema``, a
-``rewardkit.schema.ResultSchema``), fixed when the adapter is built; a failed sample's extras
+``rewardkit.runtime.define.schema.ResultSchema``), fixed when the adapter is built; a failed sample's extras
 are the schema's fill values. Configuration errors (a required field no mapping supplies, an
 extra named like a reserved key, extras that cannot be known before the first call) are not
 sample failures and always raise, the last two when the adapter is built.
+
+Scoring is written once, for async callers; sync callers (``score_one``, ``score_batch``,
+``score_groups``, a sync adapter's ``__call__``) run the same coroutine with ``run_sync``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import inspect
 import logging
 import threading
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rewardkit.adapters.extras import adapter_schema
-from rewardkit.adapters.grouping import GroupScoring
+from rewardkit.adapters.grouping import group_error, group_outcomes, is_group
 from rewardkit.adapters.hints import field_map_for, with_field_map_hint
 from rewardkit.adapters.messages import AdapterInputError
+from rewardkit.adapters.options import (
+    DEFAULT_CONCURRENCY,
+    FRAMEWORK_DEFAULT,
+    OPTION_NAMES,
+    AdapterOptions,
+    AdapterOptionsDict,
+    OnError,
+)
 from rewardkit.adapters.reference import RewardNotShippableError, RewardReference
-from rewardkit.calculate import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.calculate import build_fields
-from rewardkit.errors import (
+from rewardkit.runtime.batch.calculate import build_fields
+from rewardkit.runtime.define.errors import (
     FieldCollisionError,
     MissingFieldError,
     RewardShapeError,
     describe_error,
 )
-from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner, run_coroutine
-from rewardkit.groups import group_runner, is_group_reward
-from rewardkit.results import RewardResult
-from rewardkit.rewards import as_reward
+from rewardkit.runtime.define.options import ExecutionMode
+from rewardkit.runtime.define.results import RewardResult
+from rewardkit.runtime.define.rewards import as_reward
+from rewardkit.runtime.run.execution import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
+from rewardkit.runtime.run.execution import SampleFailure, SampleRunner, run_coroutine
+from rewardkit.runtime.run.group_calls import group_runner
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 logger = logging.getLogger("rewardkit.adapters")
 
-OnError = Literal["fallback", "raise"]
+T = TypeVar("T")
 
 CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
     MissingFieldError,
@@ -53,8 +71,8 @@ CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
 Unlike ``calculate_rewards``, an adapter sees one framework batch at a time (often one sample),
 so any missing field counts: the mapping, not the sample, is what lacks it."""
 
-DEFAULT_CONCURRENCY = 16
-"""Samples of one batch an adapter computes at once (async rewards, or sync ones with a timeout)."""
+Sample = Mapping[str, Any] | AdapterInputError
+"""One sample's reward fields, or why its framework input could not be mapped."""
 
 
 @dataclass
@@ -103,12 +121,37 @@ def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
         cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
 
 
-class RewardAdapter(GroupScoring):
+def finish_now(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end in this thread, with no event loop: for one that never
+    waits (an inline sync reward's scoring); one that would wait is a ``RuntimeError``."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise RuntimeError("an adapter's scoring waited on an event loop where none was expected")
+
+
+def sync_face(implementation: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """A sync ``__call__`` running the async ``implementation`` with ``RewardAdapter.run_sync``
+    (``inspect.signature`` shows the implementation's signature)."""
+
+    @functools.wraps(implementation)
+    def __call__(self: RewardAdapter, *args: Any, **kwargs: Any) -> T:
+        return self.run_sync(implementation(self, *args, **kwargs))
+
+    __call__.__name__ = __call__.__qualname__ = "__call__"
+    return __call__
+
+
+class RewardAdapter:
     """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
 
-    Pickling sends the reward as a ``RewardReference`` (``module:qualname``, the file a
-    framework loaded it from, or its registry name; a ``BaseReward`` instance by value) plus
-    the options, so the worker runs the same code. Counters (``stats``) are per process.
+    Built from the reward and its ``AdapterOptions`` (an ``options`` object, keyword arguments,
+    or both: the keywords override). Pickling sends the reward as a ``RewardReference``
+    (``module:qualname``, the file a framework loaded it from, or its registry name; a
+    ``BaseReward`` instance by value) plus the options, so the worker runs the same code.
+    Counters (``stats``) are per process.
     """
 
     framework: ClassVar[str] = "a framework"
@@ -119,29 +162,47 @@ class RewardAdapter(GroupScoring):
     not_applicable: ClassVar[float | None] = 0.0
     """The reward a ``NOT_APPLICABLE`` sample gets: ``None`` where the framework has the notion
     (TRL leaves it out of its weighted sum), else a number (see docs/adapters.md)."""
+    default_missing_extra: ClassVar[Any] = None
+    """``missing_extra`` when the options leave it to the framework."""
     factory: ClassVar[str] = "the adapter"
     """The ``to_*`` function that builds this adapter, as error messages spell it."""
     renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType({})
     """Framework inputs fed to another field by default (verl's ``ground_truth`` -> ``answer``)."""
     context_fields: ClassVar[frozenset[str]] = frozenset()
     """Fields the framework passes that are no task input (TRL's ``trainer_state``)."""
-    takes_field_map: ClassVar[bool] = True
-    """Whether the ``to_*`` function offers ``field_map`` (AgentFly passes fields by name)."""
+    options_taken: ClassVar[frozenset[str]] = frozenset(OPTION_NAMES)
+    """The ``AdapterOptions`` the framework has a use for; setting another is a ``TypeError``."""
+
+    def __init_subclass__(
+        cls, *, awaitable: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> None:
+        """``class AsyncX(X, awaitable=template)``: the ``async def`` face of adapter ``X``, whose
+        ``__call__`` is ``X.score_call`` (the implementation ``X``'s sync ``__call__`` runs), and
+        which reads as a coroutine function with ``template``'s signature."""
+        super().__init_subclass__(**kwargs)
+        if awaitable is not None:
+            cls.__call__ = cls.score_call  # type: ignore[attr-defined]
+            mark_coroutine_function(cls, awaitable)
 
     def __init__(
         self,
         reward: Any,
         *,
-        name: str | None = None,
-        field_map: Mapping[str, str | None] | None = None,
-        timeout: float | None = None,
-        execution: ExecutionMode | None = None,
-        on_error: OnError = "fallback",
-        fallback: float | None = 0.0,
-        extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
-        missing_extra: Any = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        options: AdapterOptions | None = None,
+        **keywords: Unpack[AdapterOptionsDict],
     ) -> None:
+        settings = AdapterOptions.build(options, keywords, factory=self.factory)
+        unused = [name for name in settings.changed() if name not in self.options_taken]
+        if unused:
+            taken = ", ".join(name for name in OPTION_NAMES if name in self.options_taken)
+            raise TypeError(
+                f"{self.factory}() got an unexpected keyword argument {unused[0]!r}: {self.framework} "
+                f"has no use for it (its options: {taken})"
+            )
+        if settings.missing_extra is FRAMEWORK_DEFAULT:
+            settings = dataclasses.replace(settings, missing_extra=self.default_missing_extra)
+        self.settings = settings
+        """This adapter's options (``name`` as given: the adapter's name is ``__name__``)."""
         if isinstance(reward, RewardReference):
             self.reference = reward
             reward = reward.resolve()
@@ -150,85 +211,57 @@ class RewardAdapter(GroupScoring):
             if isinstance(reward, str):
                 reward = self.reference.resolve()
         self.reward = as_reward(reward)
-        self.execution = execution
-        shipped = self.reference if self.reference.shippable else None
-        if is_group_reward(self.reward):  # one call per group (rewardkit.adapters.grouping)
-            self.runner = group_runner(
-                self.reward,
-                execution=execution,
-                timeout=timeout,
-                configuration=CONFIGURATION_ERRORS,
-                reference=shipped,
-            )
-        else:  # the per-sample path calculate_rewards uses too
-            self.runner = SampleRunner(
-                self.reward,
-                execution=execution,
-                timeout=timeout,
-                untimed="inline",
-                place="sample {}",
-                configuration=CONFIGURATION_ERRORS,
-                reference=shipped,
-            )
-        if on_error not in ("fallback", "raise"):
-            raise ValueError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-        self.__name__ = name or self.reward.name
-        if fallback is not None:
-            fallback = RewardResult(fallback).reward  # finite float or a clear error
-        elif not self.allows_none_fallback:
+        self.runner = self._runner()
+        self.__name__ = self.__qualname__ = settings.name or self.reward.name
+        if settings.fallback is None and not self.allows_none_fallback:
             raise RewardShapeError(
                 f"adapter {self.__name__!r}: fallback=None is not allowed for {self.framework}, "
                 "which needs a number for every sample; pass a float (e.g. 0.0)"
             )
-        self.__qualname__ = self.__name__
-        self.field_map: dict[str, str | None] = dict(field_map or {})
-        self.timeout = timeout
-        self.on_error: OnError = on_error
-        self.fallback = fallback
-        self.extra_keys: tuple[str, ...] | dict[str, Any] | None = (
-            None
-            if extra_keys is None
-            else dict(extra_keys)
-            if isinstance(extra_keys, Mapping)
-            else tuple(extra_keys)
-        )
-        self.missing_extra = missing_extra
-        self.concurrency = concurrency
         self.stats = AdapterStats()
         self.schema = adapter_schema(
             self.reward,
             owner=self.__name__,
             framework=self.framework,
-            extra_keys=self.extra_keys,
+            extra_keys=settings.extra_keys,  # type: ignore[arg-type]
             reserved=self.reserved_extras,
             fill_for=self.failure_fill,
         )
-        """The extras every sample carries and their fills; see ``rewardkit.schema``."""
+        """The extras every sample carries and their fills; see ``rewardkit.runtime.define.schema``."""
+
+    def _runner(self) -> SampleRunner:
+        """The reward's runner: one call per group for a group reward (``group_runner``), else the
+        per-sample path ``calculate_rewards`` uses too."""
+        settings = self.settings
+        shipped = self.reference if self.reference.shippable else None
+        if is_group(self.reward):
+            return group_runner(
+                self.reward,
+                execution=settings.execution,
+                timeout=settings.timeout,
+                configuration=CONFIGURATION_ERRORS,
+                reference=shipped,
+            )
+        return SampleRunner(
+            self.reward,
+            execution=settings.execution,
+            timeout=settings.timeout,
+            untimed="inline",
+            place="sample {}",
+            configuration=CONFIGURATION_ERRORS,
+            reference=shipped,
+        )
 
     def failure_fill(self, key: str) -> Any:
         """The value extra ``key`` takes on a failed sample (or one whose result lacks it):
         ``missing_extra``; a framework adapter may choose per key."""
-        return self.missing_extra
+        return self.settings.missing_extra
 
     # -- pickling ---------------------------------------------------------------------------
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments that rebuild this adapter (the reward aside)."""
-        return {
-            "name": self.__name__,
-            "field_map": self.field_map,
-            "timeout": self.timeout,
-            "on_error": self.on_error,
-            "fallback": self.fallback,
-            "extra_keys": self.extra_keys,
-            "missing_extra": self.missing_extra,
-            "concurrency": self.concurrency,
-            "execution": self.execution,
-        }
+        return {**self.settings.as_dict(), "name": self.__name__}
 
     def __reduce__(self) -> tuple[Any, ...]:
         if not self.reference.shippable:
@@ -242,45 +275,21 @@ class RewardAdapter(GroupScoring):
 
     def mapped(self, source: str, default: str | None) -> str | None:
         """The reward field that framework input ``source`` feeds (``None``: dropped)."""
-        return self.field_map.get(source, default)
-
-    # -- scoring ----------------------------------------------------------------------------
-
-    def _failed(
-        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
-    ) -> Scored:
-        if self.on_error == "raise":
-            raise exc
-        self.stats.count(failures=1, timeouts=int(timed_out))
-        text = text or describe_error(exc)
-        logger.warning(
-            "reward %r failed on sample %d under %s; scored %r instead: %s",
-            self.__name__,
-            index,
-            self.framework,
-            self.fallback,
-            text,
-        )
-        return Scored(self.fallback, None, text)
-
-    def scored(self, result: RewardResult) -> Scored:
-        """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
-        if result.applicable:
-            return Scored(result.reward, result.extras)
-        return Scored(self.not_applicable, result.extras or None, applicable=False)
+        return (self.settings.field_map or {}).get(source, default)
 
     def explain_missing(self, error: MissingFieldError) -> MissingFieldError:
         """``error`` with the ``field_map`` that would supply the missing fields from this
         framework's inputs, when one clearly does (``rewardkit.adapters.hints``)."""
-        if not self.takes_field_map:
+        if "field_map" not in self.options_taken:
             return error
         binding = getattr(self.reward, "binding", None)
         required = getattr(binding, "required", (error.parameter,))
+        field_map = self.settings.field_map or {}
         mapping = field_map_for(
             [name for name in required if name not in error.available] or [error.parameter],
             error.available,
             renamed=self.renamed_inputs,
-            field_map={key: value for key, value in self.field_map.items() if value is not None},
+            field_map={key: value for key, value in field_map.items() if value is not None},
             taken=getattr(binding, "parameters", ()),
             context=self.context_fields,
         )
@@ -288,70 +297,149 @@ class RewardAdapter(GroupScoring):
             error, factory=self.factory, framework=self.framework, mapping=mapping
         )
 
-    def _refuse_group(self) -> None:
-        if self.is_group:
-            raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
+    # -- outcomes ---------------------------------------------------------------------------
+
+    def _failed(
+        self, index: int, exc: BaseException, *, timed_out: bool = False, text: str | None = None
+    ) -> Scored:
+        if self.settings.on_error == "raise":
+            raise exc
+        self.stats.count(failures=1, timeouts=int(timed_out))
+        text = text or describe_error(exc)
+        fallback = self.settings.fallback
+        logger.warning(
+            "reward %r failed on sample %d under %s; scored %r instead: %s",
+            self.__name__,
+            index,
+            self.framework,
+            fallback,
+            text,
+        )
+        return Scored(fallback, None, text)
+
+    def scored(self, result: RewardResult) -> Scored:
+        """A sample's outcome from its ``RewardResult`` (a ``NotApplicable`` one included)."""
+        if result.applicable:
+            return Scored(result.reward, result.extras)
+        return Scored(self.not_applicable, result.extras or None, applicable=False)
+
+    def settle(self, index: int, outcome: RewardResult | SampleFailure | BaseException) -> Scored:
+        """Sample ``index``'s ``Scored`` from its outcome: a result, the failure of its call, or
+        why its input could not be mapped (a failure under the error policy)."""
+        if isinstance(outcome, RewardResult):
+            return self.scored(outcome)
+        if isinstance(outcome, SampleFailure):
+            return self._failed(
+                index, outcome.error, timed_out=outcome.timed_out, text=outcome.text
+            )
+        return self._failed(index, outcome)
+
+    async def _call(self, fields: Mapping[str, Any], where: Any) -> Any:
+        """The runner's result for one call (a sample or a group), or its ``SampleFailure``; a
+        missing field raises, explained (a configuration error)."""
+        try:
+            return await self.runner.run(fields, where)
+        except SampleFailure as failure:
+            return failure
+        except MissingFieldError as error:
+            raise self.explain_missing(error) from None
+
+    # -- groups -----------------------------------------------------------------------------
+
+    @property
+    def is_group(self) -> bool:
+        """Whether the adapted reward scores groups of samples."""
+        return is_group(self.reward)
+
+    def group_error(self, what: str) -> TypeError:
+        """The configuration error for a group reward called where the framework gives no group."""
+        return group_error(self.__name__, self.reward, what)
 
     def group_hint(self) -> str:
         """How to give this framework's adapter whole groups (adapters override it)."""
         return "score it where the framework hands over a batch"
 
-    def score_one(self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0) -> Scored:
-        """Score one sample from sync code, under the timeout, execution mode and error policy."""
-        self._refuse_group()
+    # -- scoring (async: the implementation) ------------------------------------------------
+
+    @property
+    def runs_inline(self) -> bool:
+        """Whether the reward runs in the caller's thread (a sync reward, ``execution="inline"``):
+        its scoring then never waits, so a sync caller needs no event loop."""
+        return self.runner.execution == "inline" and not self.runner.reward.is_async
+
+    async def score_one_async(self, fields: Sample, index: int = 0) -> Scored:
+        """Score one sample, under the timeout, execution mode and error policy."""
+        if self.is_group:
+            raise self.group_error(f"{self.framework} handed it one sample ({self.group_hint()})")
         self.stats.count(calls=1)
         if isinstance(fields, AdapterInputError):
             return self._failed(index, fields)
-        try:
-            result = self.runner.call(fields, index)
-        except SampleFailure as failure:
-            failed = failure
-        except MissingFieldError as error:
-            raise self.explain_missing(error) from None
-        else:
-            return self.scored(result)
-        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
+        return self.settle(index, await self._call(fields, index))
 
-    async def score_one_async(
-        self, fields: Mapping[str, Any] | AdapterInputError, index: int = 0
-    ) -> Scored:
-        """Score one sample on the caller's event loop, under the timeout and the error policy."""
-        self._refuse_group()
-        self.stats.count(calls=1)
-        if isinstance(fields, AdapterInputError):
-            return self._failed(index, fields)
-        try:
-            result = await self.runner.run(fields, index)
-        except SampleFailure as failure:
-            failed = failure
-        except MissingFieldError as error:
-            raise self.explain_missing(error) from None
-        else:
-            return self.scored(result)
-        return self._failed(index, failed.error, timed_out=failed.timed_out, text=failed.text)
+    async def bounded(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+        """Run ``calls`` at most ``concurrency`` at once (one after another when the reward runs
+        inline: nothing would overlap); their results in order, the rest cancelled on an error."""
+        if self.runs_inline:
+            return [await call() for call in calls]
+        semaphore = asyncio.Semaphore(self.settings.concurrency)
 
-    async def score_batch_async(
-        self, samples: Sequence[Mapping[str, Any] | AdapterInputError]
-    ) -> list[Scored]:
-        """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
-        semaphore = asyncio.Semaphore(self.concurrency)
-
-        async def one(index: int, fields: Mapping[str, Any] | AdapterInputError) -> Scored:
+        async def one(call: Callable[[], Awaitable[T]]) -> T:
             async with semaphore:
-                return await self.score_one_async(fields, index)
+                return await call()
 
-        tasks = [asyncio.ensure_future(one(index, fields)) for index, fields in enumerate(samples)]
+        tasks = [asyncio.ensure_future(one(call)) for call in calls]
         try:
             return list(await asyncio.gather(*tasks))
         finally:
             for task in tasks:
                 task.cancel()
 
-    def score_batch(self, samples: Sequence[Mapping[str, Any] | AdapterInputError]) -> list[Scored]:
-        """Score a batch from sync code: inline when the reward is sync and runs inline."""
-        if not self.reward.is_async and self.runner.execution == "inline":
-            return [self.score_one(fields, index) for index, fields in enumerate(samples)]
-        return run_coroutine(self.score_batch_async(samples))  # type: ignore[no-any-return]
+    async def score_batch_async(self, samples: Sequence[Sample]) -> list[Scored]:
+        """Score a batch concurrently (up to ``concurrency``); results keep the samples' order."""
+        return await self.bounded(
+            [
+                functools.partial(self.score_one_async, fields, index)
+                for index, fields in enumerate(samples)
+            ]
+        )
+
+    async def score_groups_async(
+        self, samples: Sequence[Sample], groups: Sequence[list[int]]
+    ) -> list[Scored]:
+        """Score each group (lists of indices into ``samples``) at most ``concurrency`` at once;
+        one ``Scored`` per sample, in the samples' order."""
+        outcomes: dict[int, Any] = {}
+        calls = [
+            functools.partial(group_outcomes, self._call, samples, members) for members in groups
+        ]
+        for part in await self.bounded(calls):
+            outcomes.update(part)
+        scored = []
+        for index in range(len(samples)):
+            self.stats.count(calls=1)
+            scored.append(self.settle(index, outcomes[index]))
+        return scored
+
+    # -- sync faces -------------------------------------------------------------------------
+
+    def run_sync(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """A coroutine of this adapter's scoring run to its end for a sync caller: in this thread
+        when the reward runs inline, else on an event loop (``run_coroutine``)."""
+        if self.runs_inline:
+            return finish_now(coroutine)
+        return run_coroutine(coroutine)  # type: ignore[no-any-return]
+
+    def score_one(self, fields: Sample, index: int = 0) -> Scored:
+        """``score_one_async`` from sync code."""
+        return self.run_sync(self.score_one_async(fields, index))
+
+    def score_batch(self, samples: Sequence[Sample]) -> list[Scored]:
+        """``score_batch_async`` from sync code."""
+        return self.run_sync(self.score_batch_async(samples))
+
+    def score_groups(self, samples: Sequence[Sample], groups: Sequence[list[int]]) -> list[Scored]:
+        """``score_groups_async`` from sync code."""
+        return self.run_sync(self.score_groups_async(samples, groups))
 
 
 def _rebuild(
@@ -370,6 +458,17 @@ def as_async(reward: Any) -> bool:
     return bool(as_reward(reward).is_async)
 
 
+def adapter_class(
+    reward: Any,
+    asynchronous: bool | None,
+    sync: type[RewardAdapter],
+    awaitable: type[RewardAdapter],
+) -> type[RewardAdapter]:
+    """``awaitable`` (an ``async def`` adapter) when ``asynchronous`` says so, or, when it is
+    ``None``, when the reward is async; else ``sync``."""
+    return awaitable if (as_async(reward) if asynchronous is None else asynchronous) else sync
+
+
 def compose_fields(
     adapter: RewardAdapter, task: Mapping[str, Any], predefined: Mapping[str, Any], *, where: str
 ) -> dict[str, Any]:
@@ -383,3 +482,21 @@ def compose_fields(
             f"field_map={{{exc.field!r}: 'task_{exc.field}'}} (or None to drop it)",
             field=exc.field,
         ) from None
+
+
+__all__ = [
+    "CONFIGURATION_ERRORS",
+    "DEFAULT_CONCURRENCY",
+    "AdapterOptions",
+    "AdapterStats",
+    "ExecutionMode",
+    "OnError",
+    "RewardAdapter",
+    "Scored",
+    "adapter_class",
+    "as_async",
+    "compose_fields",
+    "mark_coroutine_function",
+    "run_coroutine",
+    "sync_face",
+]

@@ -4,7 +4,7 @@ framework reserves, with the adapter's fill values.
 verl appends each extras key into a list per batch and turns it into a column: a key that only
 some samples have misaligns or breaks the batch. OpenRLHF concatenates per-sample info by key,
 and TRL's completions table adds a column per key. So the adapter takes the reward's
-``rewardkit.schema.ResultSchema`` when it is built (``extra_keys``, the reward's declaration or
+``rewardkit.runtime.define.schema.ResultSchema`` when it is built (``extra_keys``, the reward's declaration or
 its returns; else ``ResultSchemaError``) and every sample it returns carries exactly those keys:
 a key a result lacks, and every key of a failed sample, gets the adapter's fill value.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from rewardkit.errors import RewardShapeError
-from rewardkit.schema import ResultSchema, result_schema
+from rewardkit.runtime.define.errors import RewardShapeError
+from rewardkit.runtime.define.schema import ResultSchema, result_schema
 
 
 def check_reserved(
@@ -43,8 +43,12 @@ def adapter_schema(
     """The reward's result schema for one adapter: reserved names refused, ``fill_for(key)`` as
     each key's fill. Raises ``ResultSchemaError`` when the keys cannot be known."""
     schema = result_schema(reward, extra_keys=extra_keys)
-    source = "extra_keys" if extra_keys is not None else (
-        "its extra_keys" if schema.source == "declared" else f"its returns ({schema.location})"
+    source = (
+        "extra_keys"
+        if extra_keys is not None
+        else (
+            "its extra_keys" if schema.source == "declared" else f"its returns ({schema.location})"
+        )
     )
     check_reserved(schema.keys, owner=owner, framework=framework, reserved=reserved, source=source)
     return schema.with_fills({key: fill_for(key) for key in schema.keys})

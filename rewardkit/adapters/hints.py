@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from rewardkit.errors import MissingFieldError
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.runtime.define.errors import MissingFieldError
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS
 
 ANSWER_NAMES = frozenset(
     {

@@ -51,7 +51,9 @@ def last_assistant_text(messages: Sequence[Mapping[str, Any]], *, where: str) ->
     """The text of the last ``assistant`` message (TRL's conversational completion may hold tool
     calls and tool results before the final answer). No assistant message yields ``""``."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise AdapterInputError(f"{where}: expected a list of chat messages, got {type(messages).__name__}")
+        raise AdapterInputError(
+            f"{where}: expected a list of chat messages, got {type(messages).__name__}"
+        )
     for message in reversed(messages):
         if not isinstance(message, Mapping):
             raise AdapterInputError(
@@ -138,7 +140,9 @@ CHAT_TURN_FORMATS: Final[tuple[tuple[str, str, str], ...]] = (
 """(turn start, end of the role name, turn end) of the chat templates whose rendered text
 ``chat_turns`` splits back into messages."""
 
-BEGIN_OF_TEXT: Final[frozenset[str]] = frozenset({"<|begin_of_text|>", "<s>", "<bos>", "<|endoftext|>"})
+BEGIN_OF_TEXT: Final[frozenset[str]] = frozenset(
+    {"<|begin_of_text|>", "<s>", "<bos>", "<|endoftext|>"}
+)
 """Begin-of-text markers a rendered prompt may start with (not a message)."""
 
 

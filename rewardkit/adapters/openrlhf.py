@@ -31,21 +31,15 @@ make the logged mean NaN; ``error`` tells the failed rows apart.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import math
 import types
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from rewardkit.adapters.base import (
-    DEFAULT_CONCURRENCY,
-    ExecutionMode,
-    OnError,
-    RewardAdapter,
-    Scored,
-    compose_fields,
-)
+from rewardkit.adapters.base import RewardAdapter, Scored, compose_fields
 from rewardkit.adapters.messages import (
     COMMON_STOP_STRINGS,
     AdapterInputError,
@@ -55,8 +49,14 @@ from rewardkit.adapters.messages import (
     response_from_query,
     strip_stop_strings,
 )
-from rewardkit.errors import MissingFieldError
-from rewardkit.metrics import as_number
+from rewardkit.adapters.options import FRAMEWORK_DEFAULT, AdapterOptions
+from rewardkit.runtime.batch.metrics import as_number
+from rewardkit.runtime.define.errors import MissingFieldError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rewardkit.adapters.options import AdapterOptionsDict
 
 logger = logging.getLogger("rewardkit.adapters")
 
@@ -90,23 +90,28 @@ class OpenRLHFReward(RewardAdapter):
     factory: ClassVar[str] = "to_openrlhf"
     renamed_inputs: ClassVar[Mapping[str, str]] = types.MappingProxyType({"label": "answer"})
     reserved_extras: ClassVar[Mapping[str, str]] = OPENRLHF_RESERVED_EXTRAS
+    default_missing_extra: ClassVar[Any] = 0.0
 
     def __init__(
         self,
         reward: Any,
         *,
+        options: AdapterOptions | None = None,
         stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
         return_tensors: bool | None = None,
-        missing_extra: Any = 0.0,
-        **options: Any,
+        **keywords: Unpack[AdapterOptionsDict],
     ) -> None:
+        settings = AdapterOptions.build(options, keywords, factory=self.factory)
+        missing_extra = settings.missing_extra
+        if missing_extra is FRAMEWORK_DEFAULT:
+            missing_extra = self.default_missing_extra
         number = as_number(missing_extra)
         if number is None or not math.isfinite(number):
             raise ValueError(
                 f"missing_extra must be a finite number for OpenRLHF, whose extra_logs are tensors it "
                 f"averages (a NaN would poison the mean); got {missing_extra!r}"
             )
-        super().__init__(reward, missing_extra=number, **options)
+        super().__init__(reward, options=dataclasses.replace(settings, missing_extra=number))
         if self.is_group and self.reward.over == "group":
             # Raised here: OpenRLHF logs and swallows what reward_func raises, leaving samples unrewarded.
             raise self.group_error(
@@ -190,10 +195,10 @@ class OpenRLHFReward(RewardAdapter):
                 self.__name__,
                 key,
                 value,
-                self.missing_extra,
+                self.settings.missing_extra,
                 key,
             )
-        return self.missing_extra  # type: ignore[no-any-return]
+        return self.settings.missing_extra  # type: ignore[no-any-return]
 
     def result(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """OpenRLHF's dict for a batch: ``rewards``, ``scores`` and ``extra_logs`` (the same keys on every call)."""
@@ -218,18 +223,24 @@ class OpenRLHFReward(RewardAdapter):
             },
         }
 
-    def __call__(
+    def samples(
         self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
-    ) -> dict[str, Any]:
+    ) -> list[dict[str, Any] | AdapterInputError]:
+        """The reward fields of each sample of one call (one query, prompt and label each)."""
         if not len(queries) == len(prompts) == len(labels):
             raise AdapterInputError(
                 f"OpenRLHF call: {len(queries)} queries, {len(prompts)} prompts and {len(labels)} labels; "
                 "expected one of each per sample"
             )
-        samples = [
+        return [
             self.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
             for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
         ]
+
+    def __call__(
+        self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
+    ) -> dict[str, Any]:
+        samples = self.samples(queries, prompts, labels)
         if self.is_group:
             return self.result(self.score_groups(samples, [list(range(len(samples)))]))
         return self.result(self.score_batch(samples))
@@ -238,20 +249,14 @@ class OpenRLHFReward(RewardAdapter):
 def to_openrlhf(
     reward: Any,
     *,
-    name: str | None = None,
-    field_map: Mapping[str, str | None] | None = None,
-    timeout: float | None = None,
-    execution: ExecutionMode | None = None,
-    on_error: OnError = "fallback",
-    fallback: float = 0.0,
-    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
-    missing_extra: float = 0.0,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    options: AdapterOptions | None = None,
     stop_strings: Sequence[str] = COMMON_STOP_STRINGS,
     return_tensors: bool | None = None,
+    **keywords: Unpack[AdapterOptionsDict],
 ) -> OpenRLHFReward:
     """Wrap ``reward`` as OpenRLHF's ``reward_func``: in the file given to ``--reward.remote_url``,
-    write ``reward_func = to_openrlhf(my_reward)``.
+    write ``reward_func = to_openrlhf(my_reward)``. ``options`` and the keyword arguments are
+    ``AdapterOptions`` (docs/adapters.md; ``missing_extra`` defaults to 0.0 here).
 
     Or serve it over HTTP, off the training nodes: ``rewardkit serve my_rewards:my_reward`` (or
     ``rewardkit serve file.py:reward_func``, with this adapter's options), then pass OpenRLHF the
@@ -265,15 +270,8 @@ def to_openrlhf(
     """
     return OpenRLHFReward(
         reward,
-        name=name,
-        field_map=field_map,
-        timeout=timeout,
-        execution=execution,
-        on_error=on_error,
-        fallback=fallback,
-        extra_keys=extra_keys,
-        missing_extra=missing_extra,
-        concurrency=concurrency,
+        options=options,
         stop_strings=stop_strings,
         return_tensors=return_tensors,
+        **keywords,
     )

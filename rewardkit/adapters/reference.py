@@ -13,9 +13,9 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.errors import RewardRegistryError
-from rewardkit.registry import get_registration
-from rewardkit.rewards import (
+from rewardkit.runtime.define.errors import RewardRegistryError
+from rewardkit.runtime.define.registry import get_registration
+from rewardkit.runtime.define.rewards import (
     BaseReward,
     Reward,
     as_reward,
@@ -23,7 +23,7 @@ from rewardkit.rewards import (
     find_by_qualname,
     source_file,
 )
-from rewardkit.rewards import load_module_from_file as _load_file_module
+from rewardkit.runtime.define.rewards import load_module_from_file as _load_file_module
 
 
 class RewardNotShippableError(RewardRegistryError):

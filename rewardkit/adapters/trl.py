@@ -34,18 +34,15 @@ from __future__ import annotations
 
 import math
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rewardkit.adapters.base import (
-    DEFAULT_CONCURRENCY,
-    ExecutionMode,
-    OnError,
     RewardAdapter,
     Scored,
-    as_async,
+    adapter_class,
     compose_fields,
-    mark_coroutine_function,
+    sync_face,
 )
 from rewardkit.adapters.messages import (
     AdapterInputError,
@@ -53,8 +50,13 @@ from rewardkit.adapters.messages import (
     last_assistant_text,
     prompt_text,
 )
-from rewardkit.groups import consecutive_groups
-from rewardkit.metrics import as_number
+from rewardkit.runtime.batch.groups import consecutive_groups
+from rewardkit.runtime.batch.metrics import as_number
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rewardkit.adapters.options import AdapterOptions, AdapterOptionsDict
 
 TRL_CALLBACK_KWARGS = ("log_extra", "log_metric")
 """Keyword arguments TRL passes that are callbacks for the adapter, never reward fields."""
@@ -131,14 +133,21 @@ class TrlReward(RewardAdapter):
     allows_none_fallback: ClassVar[bool] = True
     not_applicable: ClassVar[float | None] = None
 
-    def __init__(self, reward: Any, *, group_size: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        reward: Any,
+        *,
+        options: AdapterOptions | None = None,
+        group_size: int | None = None,
+        **keywords: Unpack[AdapterOptionsDict],
+    ) -> None:
         if group_size is not None and (
             isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1
         ):
             raise ValueError(
                 f"group_size must be a positive integer (GRPOConfig.num_generations) or None, got {group_size!r}"
             )
-        super().__init__(reward, **options)
+        super().__init__(reward, options=options, **keywords)
         self.group_size = group_size
 
     def options(self) -> dict[str, Any]:
@@ -199,18 +208,8 @@ class TrlReward(RewardAdapter):
             )
         return size, "the only size its prompts allow"
 
-    def score_call(
-        self, prompts: Sequence[Any], samples: list[Any], kwargs: Mapping[str, Any]
-    ) -> list[Scored]:
-        """Score one TRL call: per completion, or by groups for a group reward."""
-        if self.is_group:
-            return self.score_groups(samples, self.groups(prompts, kwargs))
-        return self.score_batch(samples)
-
     def mapped(self, source: str, default: str | None) -> str | None:
-        if source in self.field_map:
-            return self.field_map[source]
-        return TRL_DEFAULT_FIELD_MAP.get(source, default)
+        return super().mapped(source, TRL_DEFAULT_FIELD_MAP.get(source, default))
 
     def samples(
         self,
@@ -304,17 +303,22 @@ class TrlReward(RewardAdapter):
             log_extra(f"{self.__name__}/error", [item.error for item in scored])
         return [item.reward for item in scored]
 
-    def __call__(
+    async def score_call(
         self,
         prompts: Sequence[Any],
         completions: Sequence[Any],
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        scored = self.score_call(
-            prompts, self.samples(prompts, completions, kwargs, completion_ids), kwargs
-        )
+        """Score one TRL call: per completion, or by groups for a group reward; the rewards."""
+        samples = self.samples(prompts, completions, kwargs, completion_ids)
+        if self.is_group:
+            scored = await self.score_groups_async(samples, self.groups(prompts, kwargs))
+        else:
+            scored = await self.score_batch_async(samples)
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
+
+    __call__ = sync_face(score_call)
 
 
 async def _trl_reward_func(
@@ -327,43 +331,20 @@ async def _trl_reward_func(
     raise NotImplementedError
 
 
-class AsyncTrlReward(TrlReward):
+class AsyncTrlReward(TrlReward, awaitable=_trl_reward_func):
     """TRL reward function as ``async def``: TRL gathers async reward functions on its event loop."""
-
-    async def __call__(  # type: ignore[override]
-        self,
-        prompts: Sequence[Any],
-        completions: Sequence[Any],
-        completion_ids: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> list[float | None]:
-        samples = self.samples(prompts, completions, kwargs, completion_ids)
-        if self.is_group:
-            scored = await self.score_groups_async(samples, self.groups(prompts, kwargs))
-        else:
-            scored = await self.score_batch_async(samples)
-        return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
-
-
-mark_coroutine_function(AsyncTrlReward, _trl_reward_func)
 
 
 def to_trl(
     reward: Any,
     *,
+    options: AdapterOptions | None = None,
     asynchronous: bool | None = None,
-    name: str | None = None,
-    field_map: Mapping[str, str | None] | None = None,
-    timeout: float | None = None,
-    execution: ExecutionMode | None = None,
-    on_error: OnError = "fallback",
-    fallback: float | None = 0.0,
-    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
-    missing_extra: Any = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
     group_size: int | None = None,
+    **keywords: Unpack[AdapterOptionsDict],
 ) -> TrlReward:
-    """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``).
+    """Wrap ``reward`` as a TRL reward function (pass it in ``GRPOTrainer(reward_funcs=[...])``);
+    ``options`` and the keyword arguments are ``AdapterOptions`` (docs/adapters.md).
 
     Its ``__name__`` (``name``, default the reward's name) is what TRL logs rewards under.
     ``asynchronous=None`` follows the reward. ``field_map`` maps TRL's names (a dataset
@@ -372,18 +353,5 @@ def to_trl(
     ``group_size`` (a group reward): TRL's ``num_generations``; by default taken from the calling
     trainer (TRL 1.x's GRPO and RLOO trainers), and a call that does not tell is refused.
     """
-    is_async = as_async(reward) if asynchronous is None else asynchronous
-    cls = AsyncTrlReward if is_async else TrlReward
-    return cls(
-        reward,
-        name=name,
-        field_map=field_map,
-        timeout=timeout,
-        execution=execution,
-        on_error=on_error,
-        fallback=fallback,
-        extra_keys=extra_keys,
-        missing_extra=missing_extra,
-        concurrency=concurrency,
-        group_size=group_size,
-    )
+    cls = adapter_class(reward, asynchronous, TrlReward, AsyncTrlReward)
+    return cls(reward, options=options, group_size=group_size, **keywords)  # type: ignore[call-arg]

@@ -33,21 +33,23 @@ headline metric): a failed sample's ``acc`` is 0.0, as verl's own managers write
 from __future__ import annotations
 
 import types
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rewardkit.adapters.base import (
-    DEFAULT_CONCURRENCY,
-    ExecutionMode,
-    OnError,
     RewardAdapter,
     Scored,
-    as_async,
+    adapter_class,
     compose_fields,
-    mark_coroutine_function,
+    sync_face,
 )
 from rewardkit.adapters.messages import AdapterInputError, prompt_text
-from rewardkit.errors import MissingFieldError
+from rewardkit.runtime.define.errors import MissingFieldError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rewardkit.adapters.options import AdapterOptions, AdapterOptionsDict
 
 MANAGER_FIELDS = ("prompt", "completion_ids", "completion_length")
 """Predefined fields only rewardkit's verl reward managers supply (verl's own pass the response
@@ -178,7 +180,7 @@ class VerlReward(RewardAdapter):
     def failure_fill(self, key: str) -> Any:
         """``acc`` is 0.0 on a failed sample (it was not answered right), not ``missing_extra``:
         verl's validation would otherwise leave it out of the accuracy."""
-        return 0.0 if key == "acc" else self.missing_extra
+        return 0.0 if key == "acc" else self.settings.missing_extra
 
     def result(self, scored: Scored) -> VerlScore:
         """verl's dict for one sample: ``score``, the extras (the schema's keys) and ``error``."""
@@ -255,7 +257,7 @@ class VerlReward(RewardAdapter):
             for index in range(size)
         ]
 
-    def __call__(
+    async def score_call(
         self,
         data_source: Any = None,
         solution_str: Any = None,
@@ -268,18 +270,23 @@ class VerlReward(RewardAdapter):
         extra_infos: Sequence[Any] | None = None,
         **reward_kwargs: Any,
     ) -> Any:
+        """Score one verl call: one sample (its ``VerlScore``), or a batch (a list of them)."""
         self.check_plain_call()
-        if solution_strs is not None:
-            samples = self._batch_inputs(
-                data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
+        if solution_strs is None:
+            sample = self.fields(
+                data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample"
             )
-            if self.is_group:
-                return self.results(self.score_groups(samples, self.whole_call_group(samples)))
-            return self.results(self.score_batch(samples))
-        sample = self.fields(
-            data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample"
+            return self.result(await self.score_one_async(sample))
+        samples = self._batch_inputs(
+            data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
         )
-        return self.result(self.score_one(sample))
+        if self.is_group:
+            return self.results(
+                await self.score_groups_async(samples, self.whole_call_group(samples))
+            )
+        return self.results(await self.score_batch_async(samples))
+
+    __call__ = sync_face(score_call)
 
 
 async def _verl_compute_score(
@@ -293,57 +300,20 @@ async def _verl_compute_score(
     raise NotImplementedError
 
 
-class AsyncVerlReward(VerlReward):
+class AsyncVerlReward(VerlReward, awaitable=_verl_compute_score):
     """verl ``compute_score`` as ``async def``: the reward loop awaits it on its event loop."""
-
-    async def __call__(  # type: ignore[override]
-        self,
-        data_source: Any = None,
-        solution_str: Any = None,
-        ground_truth: Any = None,
-        extra_info: Any = None,
-        *,
-        data_sources: Sequence[Any] | None = None,
-        solution_strs: Sequence[Any] | None = None,
-        ground_truths: Sequence[Any] | None = None,
-        extra_infos: Sequence[Any] | None = None,
-        **reward_kwargs: Any,
-    ) -> Any:
-        self.check_plain_call()
-        if solution_strs is not None:
-            samples = self._batch_inputs(
-                data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
-            )
-            if self.is_group:
-                return self.results(
-                    await self.score_groups_async(samples, self.whole_call_group(samples))
-                )
-            return self.results(await self.score_batch_async(samples))
-        sample = self.fields(
-            data_source, solution_str, ground_truth, extra_info, reward_kwargs, where="sample"
-        )
-        return self.result(await self.score_one_async(sample))
-
-
-mark_coroutine_function(AsyncVerlReward, _verl_compute_score)
 
 
 def to_verl(
     reward: Any,
     *,
+    options: AdapterOptions | None = None,
     asynchronous: bool | None = None,
-    name: str | None = None,
-    field_map: Mapping[str, str | None] | None = None,
-    timeout: float | None = None,
-    execution: ExecutionMode | None = None,
-    on_error: OnError = "fallback",
-    fallback: float = 0.0,
-    extra_keys: Iterable[str] | Mapping[str, Any] | None = None,
-    missing_extra: Any = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    **keywords: Unpack[AdapterOptionsDict],
 ) -> VerlReward:
     """Wrap ``reward`` (a reward object, ``BaseReward`` instance, function or registry name) as
     verl's ``compute_score``; assign the result to a module-level name that verl's config points at.
+    ``options`` and the keyword arguments are ``AdapterOptions`` (docs/adapters.md).
 
     ``asynchronous``: ``None`` follows the reward (async reward -> ``async def`` adapter, which
     verl's reward loop awaits); pass ``False`` for the classic managers, which call it without
@@ -354,17 +324,5 @@ def to_verl(
     reward's declared ``extra_keys`` or the keys its returns name; else ``ResultSchemaError`` here);
     ``missing_extra`` fills them on a failed sample (verl's validation skips ``None``).
     """
-    is_async = as_async(reward) if asynchronous is None else asynchronous
-    cls = AsyncVerlReward if is_async else VerlReward
-    return cls(
-        reward,
-        name=name,
-        field_map=field_map,
-        timeout=timeout,
-        execution=execution,
-        on_error=on_error,
-        fallback=fallback,
-        extra_keys=extra_keys,
-        missing_extra=missing_extra,
-        concurrency=concurrency,
-    )
+    cls = adapter_class(reward, asynchronous, VerlReward, AsyncVerlReward)
+    return cls(reward, options=options, **keywords)  # type: ignore[return-value]

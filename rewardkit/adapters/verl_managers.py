@@ -49,7 +49,11 @@ def adapter_of(compute_score: Any) -> tuple[VerlReward, dict[str, Any]]:
     a ``functools.partial`` with the config's ``reward_kwargs``), and those kwargs."""
     reward_kwargs: dict[str, Any] = {}
     target = compute_score
-    if isinstance(target, functools.partial) and len(target.args) == 2 and isinstance(target.args[1], Mapping):
+    if (
+        isinstance(target, functools.partial)
+        and len(target.args) == 2
+        and isinstance(target.args[1], Mapping)
+    ):
         target, reward_kwargs = target.args[0], dict(target.args[1])
     if not isinstance(target, VerlReward):
         raise TypeError(
@@ -60,7 +64,13 @@ def adapter_of(compute_score: Any) -> tuple[VerlReward, dict[str, Any]]:
     return target, reward_kwargs
 
 
-def row_fields(adapter: VerlReward, data: DataProto, index: int, tokenizer: Any, reward_kwargs: Mapping[str, Any]) -> Any:
+def row_fields(
+    adapter: VerlReward,
+    data: DataProto,
+    index: int,
+    tokenizer: Any,
+    reward_kwargs: Mapping[str, Any],
+) -> Any:
     """The reward fields of row ``index`` of a verl batch (an ``AdapterInputError`` if it cannot be mapped)."""
     batch, extra = data.batch, data.non_tensor_batch
     prompt_width = batch["prompts"].shape[-1]
@@ -116,7 +126,10 @@ class RewardkitRewardManager(AbstractRewardManager):
     def __call__(self, data: DataProto, return_dict: bool = False) -> Any:
         import torch
 
-        fields = [row_fields(self.adapter, data, index, self.tokenizer, self.reward_kwargs) for index in range(len(data))]
+        fields = [
+            row_fields(self.adapter, data, index, self.tokenizer, self.reward_kwargs)
+            for index in range(len(data))
+        ]
         if self.adapter.is_group:
             scored = self.adapter.score_groups(fields, uid_groups(fields))
         else:
@@ -171,14 +184,18 @@ class RewardkitRewardLoopManager(RewardManagerBase):
         self._pending: dict[Any, _PendingGroup] = {}
 
     async def run_single(self, data: DataProto) -> dict[str, Any]:
-        data = data[-1:]  # as verl's managers: a multi-sequence output is scored on its last sequence
+        data = data[
+            -1:
+        ]  # as verl's managers: a multi-sequence output is scored on its last sequence
         fields = row_fields(self.adapter, data, 0, self.tokenizer, self.reward_kwargs)
         if self.adapter.is_group:
             scored = await self._score_in_group(fields)
         elif self.adapter.reward.is_async:
             scored = await self.adapter.score_one_async(fields)
         else:  # as verl's own managers run a sync compute_score: off the worker's event loop
-            scored = await asyncio.get_running_loop().run_in_executor(None, self.adapter.score_one, fields)
+            scored = await asyncio.get_running_loop().run_in_executor(
+                None, self.adapter.score_one, fields
+            )
         result = self.adapter.result(scored)
         return {"reward_score": result["score"], "reward_extra_info": dict(result)}
 

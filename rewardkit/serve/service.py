@@ -23,10 +23,14 @@ from typing import Any, ClassVar
 from rewardkit.adapters.base import RewardAdapter, Scored
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
-from rewardkit.errors import MissingFieldError, RewardAbortedError, RewardShapeError, describe_error
-from rewardkit.execution import SampleRunner
-from rewardkit.groups import is_group_reward
-from rewardkit.rewards import as_reward
+from rewardkit.runtime.define.errors import (
+    MissingFieldError,
+    RewardAbortedError,
+    RewardShapeError,
+    describe_error,
+)
+from rewardkit.runtime.define.rewards import as_reward, is_group_reward
+from rewardkit.runtime.run.execution import SampleRunner
 from rewardkit.serve.config import RewardSpec, ServeConfig, ServeConfigError
 from rewardkit.serve.outcomes import SampleFailure, SampleOutcome
 from rewardkit.serve.targets import resolve_target
@@ -157,7 +161,7 @@ def _outcome(scored: Scored, extras: Mapping[str, Any]) -> SampleOutcome:
 
 class ServedReward:
     """One reward as the server runs it: the JSON API's adapter and OpenRLHF's, over the same
-    reward object, with the same options and the same result schema (``rewardkit.schema``),
+    reward object, with the same options and the same result schema (``rewardkit.runtime.define.schema``),
     fixed here, before the first request. An extra named like a key OpenRLHF reserves leaves
     the reward on the JSON API only (``/get_reward`` then answers 400 saying why)."""
 
@@ -183,7 +187,7 @@ class ServedReward:
 
     @property
     def timeout(self) -> float | None:
-        return self.api.timeout
+        return self.api.settings.timeout
 
     @property
     def extra_keys(self) -> tuple[str, ...]:
@@ -204,7 +208,7 @@ class ServedReward:
             "extra_kinds": dict(schema.kinds),
             "schema_source": schema.source,
             "timeout": self.timeout,
-            "fallback": self.api.fallback,
+            "fallback": self.api.settings.fallback,
             "openrlhf": self.openrlhf_problem is None,
             "openrlhf_problem": self.openrlhf_problem,
         }
@@ -289,11 +293,7 @@ class ServedReward:
             raise RequestError(
                 f"reward {self.name!r} cannot answer OpenRLHF's /get_reward: {self.openrlhf_problem}"
             )
-        samples = [
-            adapter.sample(query, prompt, label, where=f"OpenRLHF sample {index}")
-            for index, (query, prompt, label) in enumerate(zip(queries, prompts, labels))
-        ]
-        checked = self._checked(samples, where="sample (label)")
+        checked = self._checked(adapter.samples(queries, prompts, labels), where="sample (label)")
         return adapter.result(await adapter.score_batch_async(checked))
 
 
