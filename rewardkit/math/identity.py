@@ -11,7 +11,7 @@ agreement. Imported by ``symbolic`` inside the sandbox worker (or in-process wit
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import mpmath
@@ -178,17 +178,29 @@ def _exact_value(expression: Any, point: dict[Any, Any]) -> Any | None:
     return value if value.is_Rational else None  # a pole (zoo, nan) is void
 
 
-def agree_exactly(answer: Any, gold: Any) -> bool | None:
-    """Exact evaluation at rational sample points: False on a difference, None if every point is a pole."""
-    decided = False
+def _exact_pairs(answer: Any, gold: Any) -> Iterator[tuple[Any, Any]]:
+    """The values of ``answer`` and ``gold`` at the exact points where both are defined."""
     for point in _exact_points(_symbols(answer, gold)):
         a, g = _exact_value(answer, point), _exact_value(gold, point)
-        if a is None or g is None:
+        if a is not None and g is not None:
+            yield a, g
+
+
+def _all_agree(agreements: Iterable[bool | None]) -> bool | None:
+    """False at the first disagreement, True if some point agreed, None if none decided."""
+    decided = False
+    for agreement in agreements:
+        if agreement is None:
             continue
-        if a != g:
+        if not agreement:
             return False
         decided = True
     return True if decided else None
+
+
+def agree_exactly(answer: Any, gold: Any) -> bool | None:
+    """Exact evaluation at rational sample points: False on a difference, None if every point is a pole."""
+    return _all_agree(a == g for a, g in _exact_pairs(answer, gold))
 
 
 def agree_at_points(answer: Any, gold: Any, tolerance: float) -> bool | None:
@@ -196,42 +208,15 @@ def agree_at_points(answer: Any, gold: Any, tolerance: float) -> bool | None:
     None if no point can be evaluated (then only a proof, ``is_zero``, may decide)."""
     if is_exact(answer, gold):
         return agree_exactly(answer, gold)
-    decided = False
-    for substitution in _sample_points(_symbols(answer, gold)):
-        agreement = agree(answer, gold, substitution, tolerance)
-        if agreement is None:
-            continue
-        decided = True
-        if not agreement:
-            return False
-    return True if decided else None
+    points = _sample_points(_symbols(answer, gold))
+    return _all_agree(agree(answer, gold, substitution, tolerance) for substitution in points)
 
 
-def _exact_ratios(answer: Any, gold: Any) -> list[Any] | None:
-    """``answer / gold`` at the exact points (None when one vanishes and the other not)."""
+def _ratios(values: Iterable[tuple[Any, Any, bool, bool]]) -> list[Any] | None:
+    """``a / g`` for each (a, g, a vanishes, g vanishes): points where both vanish say nothing;
+    None when one vanishes and the other not."""
     ratios = []
-    for point in _exact_points(_symbols(answer, gold)):
-        a, g = _exact_value(answer, point), _exact_value(gold, point)
-        if a is None or g is None:
-            continue
-        if g == 0 or a == 0:
-            if a != g:
-                return None
-            continue
-        ratios.append(a / g)
-    return ratios
-
-
-def _numeric_ratios(answer: Any, gold: Any) -> list[Any] | None:
-    ratios = []
-    for substitution in _sample_points(_symbols(answer, gold)):
-        a, g = numeric(answer, substitution), numeric(gold, substitution)
-        if a is None or g is None:
-            continue
-        a_size, g_size = _term_size((answer,), substitution), _term_size((gold,), substitution)
-        if a_size is None or g_size is None:
-            continue
-        a_zero, g_zero = abs(a) <= _CANCELLATION * a_size, abs(g) <= _CANCELLATION * g_size
+    for a, g, a_zero, g_zero in values:
         if a_zero or g_zero:
             if a_zero != g_zero:
                 return None
@@ -240,10 +225,26 @@ def _numeric_ratios(answer: Any, gold: Any) -> list[Any] | None:
     return ratios
 
 
+def _numeric_values(answer: Any, gold: Any) -> Iterator[tuple[Any, Any, bool, bool]]:
+    """At the sample points where both evaluate: their values and whether each vanishes (is
+    below the cancellation noise of its terms)."""
+    for substitution in _sample_points(_symbols(answer, gold)):
+        a, g = numeric(answer, substitution), numeric(gold, substitution)
+        if a is None or g is None:
+            continue
+        a_size, g_size = _term_size((answer,), substitution), _term_size((gold,), substitution)
+        if a_size is None or g_size is None:
+            continue
+        yield a, g, abs(a) <= _CANCELLATION * a_size, abs(g) <= _CANCELLATION * g_size
+
+
 def proportional(answer: Any, gold: Any, *, positive_only: bool) -> bool:
     """``answer = c \\cdot gold`` for a constant c != 0 (c > 0 for inequalities), at the sample points."""
     exact = is_exact(answer, gold)
-    ratios = _exact_ratios(answer, gold) if exact else _numeric_ratios(answer, gold)
+    if exact:
+        ratios = _ratios((a, g, a == 0, g == 0) for a, g in _exact_pairs(answer, gold))
+    else:
+        ratios = _ratios(_numeric_values(answer, gold))
     if ratios is None:
         return False
     if not ratios:
