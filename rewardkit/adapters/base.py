@@ -420,6 +420,15 @@ class RewardAdapter:
             scored.append(self.settle(index, outcomes[index]))
         return scored
 
+    async def score_samples_async(
+        self, samples: Sequence[Sample], groups: Callable[[], Sequence[list[int]]]
+    ) -> list[Scored]:
+        """Score the samples of one framework call: each alone, or for a group reward by the
+        groups ``groups()`` gives (asked only then: it may refuse the call)."""
+        if self.is_group:
+            return await self.score_groups_async(samples, groups())
+        return await self.score_batch_async(samples)
+
     # -- sync faces -------------------------------------------------------------------------
 
     def run_sync(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -440,6 +449,12 @@ class RewardAdapter:
     def score_groups(self, samples: Sequence[Sample], groups: Sequence[list[int]]) -> list[Scored]:
         """``score_groups_async`` from sync code."""
         return self.run_sync(self.score_groups_async(samples, groups))
+
+    def score_samples(
+        self, samples: Sequence[Sample], groups: Callable[[], Sequence[list[int]]]
+    ) -> list[Scored]:
+        """``score_samples_async`` from sync code."""
+        return self.run_sync(self.score_samples_async(samples, groups))
 
 
 def _rebuild(

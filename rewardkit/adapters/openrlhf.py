@@ -241,9 +241,7 @@ class OpenRLHFReward(RewardAdapter):
         self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
     ) -> dict[str, Any]:
         samples = self.samples(queries, prompts, labels)
-        if self.is_group:
-            return self.result(self.score_groups(samples, [list(range(len(samples)))]))
-        return self.result(self.score_batch(samples))
+        return self.result(self.score_samples(samples, lambda: [list(range(len(samples)))]))
 
 
 def to_openrlhf(

@@ -312,10 +312,7 @@ class TrlReward(RewardAdapter):
     ) -> list[float | None]:
         """Score one TRL call: per completion, or by groups for a group reward; the rewards."""
         samples = self.samples(prompts, completions, kwargs, completion_ids)
-        if self.is_group:
-            scored = await self.score_groups_async(samples, self.groups(prompts, kwargs))
-        else:
-            scored = await self.score_batch_async(samples)
+        scored = await self.score_samples_async(samples, lambda: self.groups(prompts, kwargs))
         return self.report(scored, kwargs.get("log_extra"), kwargs.get("log_metric"))
 
     __call__ = sync_face(score_call)

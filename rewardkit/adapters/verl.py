@@ -280,11 +280,9 @@ class VerlReward(RewardAdapter):
         samples = self._batch_inputs(
             data_sources, solution_strs, ground_truths, extra_infos, reward_kwargs
         )
-        if self.is_group:
-            return self.results(
-                await self.score_groups_async(samples, self.whole_call_group(samples))
-            )
-        return self.results(await self.score_batch_async(samples))
+        return self.results(
+            await self.score_samples_async(samples, lambda: self.whole_call_group(samples))
+        )
 
     __call__ = sync_face(score_call)
 

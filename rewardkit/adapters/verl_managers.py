@@ -130,10 +130,7 @@ class RewardkitRewardManager(AbstractRewardManager):
             row_fields(self.adapter, data, index, self.tokenizer, self.reward_kwargs)
             for index in range(len(data))
         ]
-        if self.adapter.is_group:
-            scored = self.adapter.score_groups(fields, uid_groups(fields))
-        else:
-            scored = self.adapter.score_batch(fields)
+        scored = self.adapter.score_samples(fields, lambda: uid_groups(fields))
         results = self.adapter.results(scored)
         reward_tensor = torch.zeros_like(data.batch["responses"], dtype=torch.float32)
         prompt_width = data.batch["prompts"].shape[-1]
@@ -184,9 +181,8 @@ class RewardkitRewardLoopManager(RewardManagerBase):
         self._pending: dict[Any, _PendingGroup] = {}
 
     async def run_single(self, data: DataProto) -> dict[str, Any]:
-        data = data[
-            -1:
-        ]  # as verl's managers: a multi-sequence output is scored on its last sequence
+        # as verl's managers: a multi-sequence output is scored on its last sequence
+        data = data[-1:]
         fields = row_fields(self.adapter, data, 0, self.tokenizer, self.reward_kwargs)
         if self.adapter.is_group:
             scored = await self._score_in_group(fields)
