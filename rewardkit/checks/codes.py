@@ -26,6 +26,7 @@ RULE_CODES: tuple[str, ...] = (
     "RK503",
     "RK504",
     "RK505",
+    "RK506",
     "RK900",
     "RK901",
     "RK902",

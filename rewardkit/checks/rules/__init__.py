@@ -5,7 +5,8 @@ One module per rule family: :mod:`~rewardkit.checks.rules.fields` (RK1xx, parame
 :mod:`~rewardkit.checks.rules.none_returns`), :mod:`~rewardkit.checks.rules.coroutines`
 (RK3xx), :mod:`~rewardkit.checks.rules.registration` (RK4xx),
 :mod:`~rewardkit.checks.rules.frameworks` (RK501-RK503, where a function runs and framework
-functions), :mod:`~rewardkit.checks.rules.execution` (RK504-RK505, process mode and TRL groups) and
+functions), :mod:`~rewardkit.checks.rules.execution` (RK504-RK505, process mode and TRL groups),
+:mod:`~rewardkit.checks.rules.model_code` (RK506, the model's text run outside a sandbox) and
 :mod:`~rewardkit.checks.rules.syntax` (RK9xx, notes about the module itself). Rules read the
 facts :mod:`rewardkit.checks.discovery` collected in its single walk of each reward; they never
 walk the tree themselves. Codes are part of the public contract (:mod:`rewardkit.checks.codes`).
@@ -32,6 +33,7 @@ from rewardkit.checks.rules.frameworks import (
     FrameworkReturn,
     SignalTimeoutInThread,
 )
+from rewardkit.checks.rules.model_code import ModelTextExecuted
 from rewardkit.checks.rules.none_returns import ReturnsMaybeNone
 from rewardkit.checks.rules.registration import DuplicateRewardName, IncompleteBaseReward
 from rewardkit.checks.rules.returns import (
@@ -64,6 +66,7 @@ RULES: tuple[type[Rule], ...] = (
     FrameworkReturn,
     ProcessModeInScript,
     TrlGroupWithoutSize,
+    ModelTextExecuted,
     SyntaxErrorRule,
     NestingTooDeep,
     FileTooLarge,
@@ -98,6 +101,7 @@ __all__ = [
     "Invalid",
     "MissingRewardKey",
     "MisspelledPredefinedField",
+    "ModelTextExecuted",
     "NestingTooDeep",
     "NonNumericReturn",
     "PositionalOnlyParameter",
