@@ -1,4 +1,4 @@
-"""Per-sample cost of the result schema (``rewardkit.schema``) against a plain call, in one run.
+"""Per-sample cost of the result schema (``rewardkit.runtime.define.schema``) against a plain call, in one run.
 
 Every adapter gives each sample exactly the reward's extras keys: ``schema.conform(extras)``
 after each call (``conform(None)`` for a failed sample). This measures, per sample:

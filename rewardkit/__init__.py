@@ -13,80 +13,80 @@ from rewardkit._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rewardkit.calculate import build_fields as build_fields
-    from rewardkit.calculate import calculate_reward as calculate_reward
-    from rewardkit.calculate import calculate_rewards as calculate_rewards
     from rewardkit.composition import RewardComponentError as RewardComponentError
     from rewardkit.composition import weighted_sum as weighted_sum
-    from rewardkit.context import Context as Context
-    from rewardkit.context import ResourceManager as ResourceManager
-    from rewardkit.context import ResourceSpec as ResourceSpec
-    from rewardkit.errors import FieldCollisionError as FieldCollisionError
-    from rewardkit.errors import MissingFieldError as MissingFieldError
-    from rewardkit.errors import ResourceTimeoutError as ResourceTimeoutError
-    from rewardkit.errors import RewardAbortedError as RewardAbortedError
-    from rewardkit.errors import RewardError as RewardError
-    from rewardkit.errors import RewardExecutionError as RewardExecutionError
-    from rewardkit.errors import RewardLoadError as RewardLoadError
-    from rewardkit.errors import RewardRegistryError as RewardRegistryError
-    from rewardkit.errors import RewardShapeError as RewardShapeError
-    from rewardkit.errors import RewardValueError as RewardValueError
-    from rewardkit.errors import SignalInThreadError as SignalInThreadError
-    from rewardkit.errors import UnknownRewardError as UnknownRewardError
-    from rewardkit.fields import PREDEFINED_FIELDS as PREDEFINED_FIELDS
-    from rewardkit.groups import GroupingError as GroupingError
-    from rewardkit.groups import GroupReward as GroupReward
-    from rewardkit.groups import group_reward as group_reward
-    from rewardkit.metrics import Trajectory as Trajectory
-    from rewardkit.metrics import compute_data_metrics as compute_data_metrics
-    from rewardkit.registry import get_reward as get_reward
-    from rewardkit.registry import list_rewards as list_rewards
-    from rewardkit.results import NOT_APPLICABLE as NOT_APPLICABLE
-    from rewardkit.results import NotApplicable as NotApplicable
-    from rewardkit.results import RewardResult as RewardResult
-    from rewardkit.reward_threads import (
+    from rewardkit.runtime.batch.calculate import build_fields as build_fields
+    from rewardkit.runtime.batch.calculate import calculate_reward as calculate_reward
+    from rewardkit.runtime.batch.calculate import calculate_rewards as calculate_rewards
+    from rewardkit.runtime.batch.metrics import Trajectory as Trajectory
+    from rewardkit.runtime.batch.metrics import compute_data_metrics as compute_data_metrics
+    from rewardkit.runtime.define.errors import FieldCollisionError as FieldCollisionError
+    from rewardkit.runtime.define.errors import MissingFieldError as MissingFieldError
+    from rewardkit.runtime.define.errors import ResourceTimeoutError as ResourceTimeoutError
+    from rewardkit.runtime.define.errors import RewardAbortedError as RewardAbortedError
+    from rewardkit.runtime.define.errors import RewardError as RewardError
+    from rewardkit.runtime.define.errors import RewardExecutionError as RewardExecutionError
+    from rewardkit.runtime.define.errors import RewardLoadError as RewardLoadError
+    from rewardkit.runtime.define.errors import RewardRegistryError as RewardRegistryError
+    from rewardkit.runtime.define.errors import RewardShapeError as RewardShapeError
+    from rewardkit.runtime.define.errors import RewardValueError as RewardValueError
+    from rewardkit.runtime.define.errors import SignalInThreadError as SignalInThreadError
+    from rewardkit.runtime.define.errors import UnknownRewardError as UnknownRewardError
+    from rewardkit.runtime.define.fields import PREDEFINED_FIELDS as PREDEFINED_FIELDS
+    from rewardkit.runtime.define.group_rewards import GroupingError as GroupingError
+    from rewardkit.runtime.define.group_rewards import GroupReward as GroupReward
+    from rewardkit.runtime.define.group_rewards import group_reward as group_reward
+    from rewardkit.runtime.define.registry import get_reward as get_reward
+    from rewardkit.runtime.define.registry import list_rewards as list_rewards
+    from rewardkit.runtime.define.results import NOT_APPLICABLE as NOT_APPLICABLE
+    from rewardkit.runtime.define.results import NotApplicable as NotApplicable
+    from rewardkit.runtime.define.results import RewardResult as RewardResult
+    from rewardkit.runtime.define.rewards import BaseReward as BaseReward
+    from rewardkit.runtime.define.rewards import Reward as Reward
+    from rewardkit.runtime.define.rewards import reward as reward
+    from rewardkit.runtime.run.context import Context as Context
+    from rewardkit.runtime.run.context import ResourceManager as ResourceManager
+    from rewardkit.runtime.run.context import ResourceSpec as ResourceSpec
+    from rewardkit.runtime.run.reward_threads import (
         RewardThreadsUnavailableError as RewardThreadsUnavailableError,
     )
-    from rewardkit.rewards import BaseReward as BaseReward
-    from rewardkit.rewards import Reward as Reward
-    from rewardkit.rewards import reward as reward
 
 _EXPORTS = {
-    "build_fields": "rewardkit.calculate",
-    "calculate_reward": "rewardkit.calculate",
-    "calculate_rewards": "rewardkit.calculate",
-    "Context": "rewardkit.context",
-    "ResourceManager": "rewardkit.context",
-    "ResourceSpec": "rewardkit.context",
-    "FieldCollisionError": "rewardkit.errors",
-    "MissingFieldError": "rewardkit.errors",
-    "ResourceTimeoutError": "rewardkit.errors",
-    "RewardAbortedError": "rewardkit.errors",
-    "RewardError": "rewardkit.errors",
-    "RewardExecutionError": "rewardkit.errors",
-    "RewardLoadError": "rewardkit.errors",
-    "SignalInThreadError": "rewardkit.errors",
-    "RewardRegistryError": "rewardkit.errors",
-    "RewardShapeError": "rewardkit.errors",
-    "RewardValueError": "rewardkit.errors",
-    "UnknownRewardError": "rewardkit.errors",
-    "PREDEFINED_FIELDS": "rewardkit.fields",
+    "build_fields": "rewardkit.runtime.batch.calculate",
+    "calculate_reward": "rewardkit.runtime.batch.calculate",
+    "calculate_rewards": "rewardkit.runtime.batch.calculate",
+    "Context": "rewardkit.runtime.run.context",
+    "ResourceManager": "rewardkit.runtime.run.context",
+    "ResourceSpec": "rewardkit.runtime.run.context",
+    "FieldCollisionError": "rewardkit.runtime.define.errors",
+    "MissingFieldError": "rewardkit.runtime.define.errors",
+    "ResourceTimeoutError": "rewardkit.runtime.define.errors",
+    "RewardAbortedError": "rewardkit.runtime.define.errors",
+    "RewardError": "rewardkit.runtime.define.errors",
+    "RewardExecutionError": "rewardkit.runtime.define.errors",
+    "RewardLoadError": "rewardkit.runtime.define.errors",
+    "SignalInThreadError": "rewardkit.runtime.define.errors",
+    "RewardRegistryError": "rewardkit.runtime.define.errors",
+    "RewardShapeError": "rewardkit.runtime.define.errors",
+    "RewardValueError": "rewardkit.runtime.define.errors",
+    "UnknownRewardError": "rewardkit.runtime.define.errors",
+    "PREDEFINED_FIELDS": "rewardkit.runtime.define.fields",
     "RewardComponentError": "rewardkit.composition",
     "weighted_sum": "rewardkit.composition",
-    "GroupReward": "rewardkit.groups",
-    "GroupingError": "rewardkit.groups",
-    "group_reward": "rewardkit.groups",
-    "NOT_APPLICABLE": "rewardkit.results",
-    "NotApplicable": "rewardkit.results",
-    "Trajectory": "rewardkit.metrics",
-    "compute_data_metrics": "rewardkit.metrics",
-    "get_reward": "rewardkit.registry",
-    "list_rewards": "rewardkit.registry",
-    "RewardResult": "rewardkit.results",
-    "RewardThreadsUnavailableError": "rewardkit.reward_threads",
-    "BaseReward": "rewardkit.rewards",
-    "Reward": "rewardkit.rewards",
-    "reward": "rewardkit.rewards",
+    "GroupReward": "rewardkit.runtime.define.group_rewards",
+    "GroupingError": "rewardkit.runtime.define.group_rewards",
+    "group_reward": "rewardkit.runtime.define.group_rewards",
+    "NOT_APPLICABLE": "rewardkit.runtime.define.results",
+    "NotApplicable": "rewardkit.runtime.define.results",
+    "Trajectory": "rewardkit.runtime.batch.metrics",
+    "compute_data_metrics": "rewardkit.runtime.batch.metrics",
+    "get_reward": "rewardkit.runtime.define.registry",
+    "list_rewards": "rewardkit.runtime.define.registry",
+    "RewardResult": "rewardkit.runtime.define.results",
+    "RewardThreadsUnavailableError": "rewardkit.runtime.run.reward_threads",
+    "BaseReward": "rewardkit.runtime.define.rewards",
+    "Reward": "rewardkit.runtime.define.rewards",
+    "reward": "rewardkit.runtime.define.rewards",
 }
 """Public name -> the module that defines it (imported on first access)."""
 

@@ -27,10 +27,10 @@ class GoldenCaseFailure(AssertionError):
 _HARNESS_MODULES = (
     "pytest_rewardkit.",
     "rewardkit.testing.",
-    "rewardkit.calculate",
-    "rewardkit.execution",
-    "rewardkit.reward_threads",
-    "rewardkit.rewards",
+    "rewardkit.runtime.batch.calculate",
+    "rewardkit.runtime.run.execution",
+    "rewardkit.runtime.run.reward_threads",
+    "rewardkit.runtime.define.rewards",
     "asyncio.",
     "concurrent.",
 )

@@ -123,7 +123,7 @@ class RewardCaseRunner:
 
     async def acall(self, reward: Any, /, **fields: Any) -> Any:
         """Await the reward on the running event loop (in its execution mode, under its timeout)."""
-        from rewardkit.execution import SampleFailure
+        from rewardkit.runtime.run.execution import SampleFailure
 
         try:
             return await self._caller.runner(resolve_reward(reward)).run(fields, 0)

@@ -3,7 +3,7 @@
 Pipeline: extraction -> normalization -> representation -> comparison (see docs/math.md).
 """
 
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.math.extraction import extract_answer, extract_boxed, unwrap_gold
 from rewardkit.math.grading import (
     MAX_GOLD_LENGTH,

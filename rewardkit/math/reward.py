@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rewardkit import reward
-from rewardkit.errors import RewardError
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.errors import RewardError
+from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.math.grading import grade
 from rewardkit.math.verdict import MathVerdict
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 #: The rule names a verdict's ``reason`` can take (documented in docs/math.md).
 REASONS: tuple[str, ...] = (

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from rewardkit._version import __version__
-from rewardkit.errors import FieldCollisionError
+from rewardkit.runtime.define.errors import FieldCollisionError
 from rewardkit.serve.auth import BearerCheck
 from rewardkit.serve.config import ServeConfig, with_token
 from rewardkit.serve.connections import ConnectionGuard, connection_guard

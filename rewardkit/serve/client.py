@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import httpx
 
-from rewardkit.results import RewardResult
-from rewardkit.rewards import BaseReward
+from rewardkit.runtime.define.results import RewardResult
+from rewardkit.runtime.define.rewards import BaseReward
 from rewardkit.serve.auth import TOKEN_ENV
 from rewardkit.serve.outcomes import RemoteSampleError, SampleOutcome
 
@@ -64,7 +64,12 @@ def retry_delay(attempt: int, backoff: float, response: httpx.Response | None) -
         header = response.headers.get("retry-after", "")
         if header.isdigit():
             return float(header)
-    return min(backoff * 2**attempt, 10.0) * (0.5 + random.random() / 2)
+    return _backoff(attempt, backoff) * (0.5 + random.random() / 2)
+
+
+def _backoff(attempt: int, backoff: float) -> float:
+    """The longest wait before retry ``attempt`` without ``Retry-After``: exponential, at most 10 s."""
+    return min(backoff * 2**attempt, 10.0)
 
 
 class RemoteReward(BaseReward, auto_register=False):
@@ -123,6 +128,13 @@ class RemoteReward(BaseReward, auto_register=False):
 
     def __repr__(self) -> str:
         return f"RemoteReward({self.url!r}, {self.reward_name!r})"
+
+    @property
+    def longest_call_seconds(self) -> float:
+        """How long one request may take through its retries: every attempt timing out, and
+        the backoffs between them."""
+        backoffs = sum(_backoff(attempt, self.backoff) for attempt in range(self.retries))
+        return (self.retries + 1) * self.timeout + backoffs
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -262,7 +274,7 @@ class RemoteReward(BaseReward, auto_register=False):
 
 
 KIND_TYPES: Mapping[str, type] = {"number": float, "text": str, "other": list, "any": object}
-"""A served ``extra_kinds`` value as the type ``rewardkit.schema`` reads back to the same kind."""
+"""A served ``extra_kinds`` value as the type ``rewardkit.runtime.define.schema`` reads back to the same kind."""
 
 
 def _served_extra_keys(self: RemoteReward) -> Sequence[str] | Mapping[str, Any]:

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any
 
 from rewardkit.adapters.messages import AdapterInputError
-from rewardkit.errors import MissingFieldError, RewardShapeError, RewardValueError
+from rewardkit.runtime.define.errors import MissingFieldError, RewardShapeError, RewardValueError
 
 
 class FailureKind(str, Enum):

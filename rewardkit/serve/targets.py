@@ -17,8 +17,8 @@ from typing import Any
 
 from rewardkit.adapters.base import RewardAdapter
 from rewardkit.adapters.reference import RewardReference
-from rewardkit.errors import RewardError
-from rewardkit.rewards import BaseReward, Reward, load_module_from_file
+from rewardkit.runtime.define.errors import RewardError
+from rewardkit.runtime.define.rewards import BaseReward, Reward, load_module_from_file
 from rewardkit.serve.config import ServeConfigError
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from rewardkit.rewards import reward
+from rewardkit.runtime.define.rewards import reward
 
 THINK_ANSWER_PATTERN: Final = re.compile(r"^<think>\n.*?\n</think>\n<answer>\n.*?\n</answer>$", re.DOTALL | re.MULTILINE)
 """open-r1's ``format_reward`` pattern, matched with ``re.match`` (``re.DOTALL | re.MULTILINE``)."""

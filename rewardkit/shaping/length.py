@@ -7,9 +7,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from rewardkit.groups import group_reward
-from rewardkit.results import RewardResult
-from rewardkit.rewards import BaseReward
+from rewardkit.runtime.define.group_rewards import group_reward
+from rewardkit.runtime.define.results import RewardResult
+from rewardkit.runtime.define.rewards import BaseReward
 
 
 def _count(value: Any, what: str, *, positive: bool = False) -> int:
@@ -79,7 +79,7 @@ def graded_correct(final_response: str, answer: str) -> bool | None:
     """Whether the response's last ``\\boxed{}`` matches ``answer`` (rewardkit's math grader);
     ``None`` when the gold itself cannot be parsed (open-r1 skips such examples). Other grader
     failures raise ``MathHarnessError``, as ``math_reward`` does."""
-    from rewardkit.failures import FailureTag
+    from rewardkit.runtime.define.failures import FailureTag
     from rewardkit.math.grading import grade
     from rewardkit.math.reward import MathHarnessError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, ClassVar
 
-from rewardkit.rewards import BaseReward
+from rewardkit.runtime.define.rewards import BaseReward
 
 
 def _check(ngram_size: Any, max_penalty: Any) -> None:

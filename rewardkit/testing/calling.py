@@ -53,7 +53,7 @@ def resolve_object(spec: str) -> Any:
             raise
         except BaseException as exc:
             # sys.exit() or pytest.skip() at import: the module's error, not pytest's
-            from rewardkit.errors import describe_error
+            from rewardkit.runtime.define.errors import describe_error
 
             errors.append(f"importing {module_name!r} raised {describe_error(exc)}")
             continue
@@ -171,10 +171,10 @@ def configure(options: RunOptions) -> RunOptions:
 
 
 def reward_runner(reward: Any, options: RunOptions | None = None) -> Any:
-    """The runtime's per-sample runner for ``reward`` (``rewardkit.execution.SampleRunner``): the
+    """The runtime's per-sample runner for ``reward`` (``rewardkit.runtime.run.execution.SampleRunner``): the
     same path, execution mode and timeout as ``calculate_rewards`` gives it."""
-    from rewardkit.execution import SampleRunner
-    from rewardkit.rewards import as_reward
+    from rewardkit.runtime.run.execution import SampleRunner
+    from rewardkit.runtime.define.rewards import as_reward
 
     options = options or _defaults[0]
     return SampleRunner(
@@ -188,7 +188,7 @@ def reward_runner(reward: Any, options: RunOptions | None = None) -> Any:
 
 class RewardCaller:
     """Calls rewards from synchronous code the way training runs them: through the runtime's
-    per-sample runner (``rewardkit.execution``), in the reward's execution mode (a sync reward
+    per-sample runner (``rewardkit.runtime.run.execution``), in the reward's execution mode (a sync reward
     that declares none runs in a reward thread, as under ``calculate_rewards``) and under its
     timeout, so a reward that cannot run where training runs it fails here too (a grader using
     signals off the main thread, say).
@@ -215,7 +215,7 @@ class RewardCaller:
         """Run ``reward`` with ``fields`` and return its ``RewardResult`` (async rewards are
         awaited); a failing reward raises what it raised (``RewardAbortedError`` for
         ``SystemExit`` and the like, ``TimeoutError`` past the timeout)."""
-        from rewardkit.execution import SampleFailure
+        from rewardkit.runtime.run.execution import SampleFailure
 
         try:
             return self._run(self.runner(reward).run(dict(fields), 0))

@@ -130,7 +130,7 @@ class _ContractRun:
         self.baseline_keys: tuple[frozenset[str], Mapping[str, Any]] | None = None
 
     def _call(self, fields: Mapping[str, Any], which: str) -> tuple[Any, float]:
-        from rewardkit.errors import (
+        from rewardkit.runtime.define.errors import (
             FieldCollisionError,
             MissingFieldError,
             RewardShapeError,

@@ -6,7 +6,7 @@ import pytest
 
 from rewardkit import RewardResult, calculate_reward, calculate_rewards, get_reward
 from rewardkit.adapters import to_verl
-from rewardkit.errors import RewardError
+from rewardkit.runtime.define.errors import RewardError
 from rewardkit.math import FailureTag, grading
 from rewardkit.math.comparison import Outcome
 from rewardkit.math.reward import MathHarnessError, math_reward

@@ -18,10 +18,10 @@ import tomlkit  # noqa: F401
 # objects made by the rewardkit package's names, which the package caches.)
 _PRELOADED = (
     "rewardkit",
-    "rewardkit.rewards",
-    "rewardkit.calculate",
-    "rewardkit.execution",
-    "rewardkit.reward_processes",
+    "rewardkit.runtime.define.rewards",
+    "rewardkit.runtime.batch.calculate",
+    "rewardkit.runtime.run.execution",
+    "rewardkit.runtime.run.reward_processes",
     "rewardkit.math",
     "rewardkit.testing.calling",
     "rewardkit.testing.contract",

@@ -101,7 +101,7 @@ def test_the_reward_case_fixture_runs_rewards_the_same_way(mv: pytest.Pytester) 
         test_fixture=textwrap.dedent(
             """
             import pytest
-            from rewardkit.errors import SignalInThreadError
+            from rewardkit.runtime.define.errors import SignalInThreadError
             from mvrewards import mv_default, mv_process
 
             FIELDS = {"final_response": "It is $\\\\frac{1}{2}$", "answer": "$0.5$"}

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardkit import registry
+from rewardkit.runtime.define import registry
 
 
 @pytest.fixture(autouse=True)

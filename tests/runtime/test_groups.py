@@ -17,7 +17,7 @@ from rewardkit import (
     calculate_rewards,
     group_reward,
 )
-from rewardkit.groups import consecutive_groups, group_indices
+from rewardkit.runtime.batch.groups import consecutive_groups, group_indices
 
 
 @group_reward(name="rank_in_group", auto_register=False)

@@ -1,5 +1,5 @@
 """The predefined fields ``prompt``, ``completion``, ``completion_ids`` and ``completion_length``:
-one list (``rewardkit.fields``) for the runtime and ``rewardkit check``."""
+one list (``rewardkit.runtime.define.fields``) for the runtime and ``rewardkit check``."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import pytest
 
 import rewardkit.reward_processes as reward_processes_module
 from rewardkit import calculate_reward, calculate_rewards, reward, weighted_sum
-from rewardkit.errors import RewardLoadError
+from rewardkit.runtime.define.errors import RewardLoadError
 from rewardkit.reward_processes import reward_processes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ import pytest
 
 from rewardkit import calculate_reward, calculate_rewards
 from rewardkit.adapters import to_agentfly, to_trl
-from rewardkit.errors import MAX_ERROR_TEXT, RewardAbortedError
+from rewardkit.runtime.define.errors import MAX_ERROR_TEXT, RewardAbortedError
 from rewardkit.reward_processes import reward_processes
 
 SAFETY = 60.0  # seconds: only against a hang, never a performance bound

@@ -19,7 +19,7 @@ import pytest
 
 from rewardkit import calculate_reward, calculate_rewards, reward
 from rewardkit.adapters import to_trl, to_verl
-from rewardkit.errors import RewardLoadError, SignalInThreadError
+from rewardkit.runtime.define.errors import RewardLoadError, SignalInThreadError
 from rewardkit.reward_processes import reward_processes
 
 SAFETY = 120.0  # seconds: only against a hang, never a performance bound

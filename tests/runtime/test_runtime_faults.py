@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rewardkit import Context, ResourceManager, ResourceSpec, RewardError, calculate_rewards, reward
-from rewardkit import execution as execution_module
+from rewardkit.runtime.run import execution as execution_module
 from rewardkit.adapters import to_trl, to_verl
 from rewardkit.reward_threads import RewardThreadPool, RewardThreadsUnavailableError
 

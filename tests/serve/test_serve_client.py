@@ -17,7 +17,7 @@ from conftest import ServerProcess
 
 from rewardkit import calculate_rewards
 from rewardkit.adapters import to_openrlhf, to_trl, to_verl
-from rewardkit.context import Context
+from rewardkit.runtime.run.context import Context
 from rewardkit.serve import RemoteReward, RemoteRewardError, RemoteSampleError
 
 PROMPT = "<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n"

@@ -14,7 +14,7 @@ from conftest import STARTUP_SECONDS, ServerProcess, ThreadServer, free_port, wa
 
 from rewardkit.evaluation import run_math_eval
 from rewardkit.evaluation.cli import main as eval_main
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.serve import RewardSpec, ServeConfig, create_app
 from rewardkit.serve.grading import RemoteGrader, split_reward_url
 

@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from rewardkit.errors import RewardShapeError, RewardValueError
+from rewardkit.runtime.define.errors import RewardShapeError, RewardValueError
 
 _MAX_SHOWN = 80
 _new_dict = dict.__new__

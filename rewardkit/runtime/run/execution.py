@@ -31,9 +31,9 @@ import threading
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Literal
+from typing import Any
 
-from rewardkit.errors import (
+from rewardkit.runtime.define.errors import (
     FieldCollisionError,
     RewardAbortedError,
     RewardExecutionError,
@@ -42,11 +42,9 @@ from rewardkit.errors import (
     describe_error,
     has_plain_message,
 )
-from rewardkit.results import RewardResult
-from rewardkit.reward_threads import reward_threads
-
-ExecutionMode = Literal["inline", "thread", "process"]
-EXECUTION_MODES: tuple[ExecutionMode, ...] = ("inline", "thread", "process")
+from rewardkit.runtime.define.options import ExecutionMode, check_execution, check_timeout
+from rewardkit.runtime.define.results import RewardResult
+from rewardkit.runtime.run.reward_threads import reward_threads
 
 CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError, RewardLoadError)
 """Errors that mean the reward or its data mapping is wrong, not one sample: never recorded."""
@@ -54,25 +52,6 @@ CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (FieldCollisionError, Re
 CANCEL_GRACE_SECONDS = 1.0
 """How long a timed-out async reward, once cancelled, may take to finish its cleanup before its
 coroutine is closed (the timeout is reported either way)."""
-
-
-def check_execution(execution: object, *, where: str = "execution") -> ExecutionMode | None:
-    """``execution`` if it names a mode (or is ``None``: the default), else a ``ValueError``."""
-    if execution is None or execution in EXECUTION_MODES:
-        return execution  # type: ignore[return-value]
-    raise ValueError(
-        f"{where} must be one of {', '.join(repr(mode) for mode in EXECUTION_MODES)} or None, "
-        f"got {execution!r}"
-    )
-
-
-def check_timeout(timeout: object, *, where: str = "timeout") -> float | None:
-    """``timeout`` if it is positive seconds (or ``None``: no timeout), else a ``ValueError``."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"{where} must be positive seconds or None, got {timeout!r}")
-    return float(timeout)
 
 
 def resolve_execution(
@@ -389,7 +368,7 @@ class SampleRunner:
         self.configuration = configuration
         self.pool = None
         if self.execution == "process":
-            from rewardkit.reward_processes import reward_processes
+            from rewardkit.runtime.run.reward_processes import reward_processes
 
             self.pool = reward_processes.pool_for(reward, self.name, reference=reference)
             self.run = self._run_in_process
@@ -549,7 +528,7 @@ class SampleRunner:
             raise self._process_failure(exc, index) from None
 
     def _process_failure(self, exc: BaseException, index: int) -> SampleFailure | BaseException:
-        from rewardkit.reward_processes import pool_error
+        from rewardkit.runtime.run.reward_processes import pool_error
 
         if isinstance(exc, concurrent.futures.TimeoutError):  # pebble killed the worker
             self.pool.count("timeouts")  # type: ignore[union-attr]
@@ -560,7 +539,7 @@ class SampleRunner:
         return SampleFailure(error, describe_error(error))
 
     def _process_outcome(self, outcome: Any, index: int) -> RewardResult:
-        from rewardkit.reward_processes import WorkerFailure
+        from rewardkit.runtime.run.reward_processes import WorkerFailure
 
         if outcome.__class__ is bytes:  # the result, pickled in the worker
             try:
@@ -584,18 +563,14 @@ class SampleRunner:
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "CONFIGURATION_ERRORS",
-    "EXECUTION_MODES",
     "CallFailed",
     "CallTimedOut",
     "Detachable",
-    "ExecutionMode",
     "SampleFailure",
     "SampleRunner",
     "await_within",
     "call_ended",
     "call_guarded",
-    "check_execution",
-    "check_timeout",
     "resolve_execution",
     "run_coroutine",
     "settle",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from rewardkit.errors import RewardRegistryError, UnknownRewardError
+from rewardkit.runtime.define.errors import RewardRegistryError, UnknownRewardError
 
 BUILTIN_REWARDS: Final = MappingProxyType(
     {

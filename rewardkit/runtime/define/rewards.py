@@ -19,15 +19,13 @@ import sys
 import types
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import Any, ClassVar, TypeVar, overload
 
-from rewardkit.errors import MissingFieldError
-from rewardkit.fields import PREDEFINED_FIELDS, framework_hint
-from rewardkit.registry import Registration, register
-from rewardkit.results import RewardResult
-
-if TYPE_CHECKING:
-    from rewardkit.execution import ExecutionMode
+from rewardkit.runtime.define.errors import MissingFieldError
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS, framework_hint
+from rewardkit.runtime.define.options import ExecutionMode, check_execution, check_timeout
+from rewardkit.runtime.define.registry import Registration, register
+from rewardkit.runtime.define.results import RewardResult
 
 RewardCallable = Callable[..., Any]
 F = TypeVar("F", bound=RewardCallable)
@@ -216,8 +214,6 @@ def _check_execution_options(
     name: str, is_async: bool, execution: Any, timeout: Any
 ) -> tuple[ExecutionMode | None, float | None]:
     """A reward's own execution mode and timeout, checked when it is defined."""
-    from rewardkit.execution import check_execution, check_timeout
-
     where = f"reward {name!r}"
     mode = check_execution(execution, where=f"{where}: execution")
     seconds = check_timeout(timeout, where=f"{where}: timeout")
@@ -511,7 +507,7 @@ def reward(
     ``auto_register=False`` keeps it out of the registry (``get_reward``);
     ``none_as_zero=True`` turns a returned ``None`` into 0.0 (AgentFly's legacy behaviour)
     instead of raising ``RewardShapeError``. ``extra_keys`` declares the extras every sample
-    carries (names, or name -> type), when its returns do not show them (``rewardkit.schema``).
+    carries (names, or name -> type), when its returns do not show them (``rewardkit.runtime.define.schema``).
     ``execution`` (``"inline"``, ``"thread"`` or ``"process"``) and ``timeout`` (seconds per
     call) are how the reward runs unless the caller says otherwise (``calculate_rewards``, the
     adapters, the pytest plugin): a reward whose grader uses signals (math_verify) declares
@@ -560,7 +556,7 @@ class BaseReward:
     parameters: ClassVar[tuple[str, ...]] = ()
     none_as_zero: ClassVar[bool] = False
     extra_keys: ClassVar[Sequence[str] | Mapping[str, Any] | None] = None
-    """The extras every sample carries, when ``call``'s returns do not show them (``rewardkit.schema``)."""
+    """The extras every sample carries, when ``call``'s returns do not show them (``rewardkit.runtime.define.schema``)."""
     binding: ClassVar[FieldBinding | None] = None
     registration: ClassVar[Registration | None] = None
     execution: ClassVar[ExecutionMode | None] = None
@@ -625,7 +621,7 @@ def _declared_extra_keys(
     extra_keys: Sequence[str] | Mapping[str, Any] | None, name: str
 ) -> tuple[str, ...] | Mapping[str, Any] | None:
     """A reward's declared ``extra_keys`` as an immutable value (names, or name -> type);
-    ``rewardkit.schema`` validates the names when a schema is built."""
+    ``rewardkit.runtime.define.schema`` validates the names when a schema is built."""
     if extra_keys is None:
         return None
     if isinstance(extra_keys, (str, bytes)):
@@ -650,12 +646,18 @@ def _positional_call_error(name: str, count: int) -> TypeError:
 _plain_rewards: weakref.WeakKeyDictionary[Any, Reward] = weakref.WeakKeyDictionary()
 
 
+def is_group_reward(reward: object) -> bool:
+    """Whether ``reward`` scores groups of samples (a ``GroupReward``, a composition with one):
+    its class says so with ``is_group = True`` (this module cannot import the group rewards')."""
+    return getattr(type(reward), "is_group", False) is True
+
+
 def as_reward(reward_fn: Any) -> Reward | BaseReward:
     """Normalize any reward: a reward object or ``BaseReward`` instance as is, a plain callable
     wrapped once (not registered). A ``BaseReward`` class is an error: it needs its state."""
     if isinstance(reward_fn, (Reward, BaseReward)):
         return reward_fn
-    if getattr(type(reward_fn), "is_group", False) is True:  # rewardkit.groups: scored by groups
+    if is_group_reward(reward_fn):  # scored by groups: rewardkit.runtime.define.group_rewards
         return reward_fn  # type: ignore[no-any-return]
     if isinstance(reward_fn, type) and issubclass(reward_fn, BaseReward):
         raise TypeError(

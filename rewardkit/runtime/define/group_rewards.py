@@ -19,26 +19,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import pickle
-from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from rewardkit.calculate import (
-    CONFIGURATION_ERRORS,
-    add_note,
-    check_samples,
-    complete_results,
-    run_pulling,
-)
-from rewardkit.errors import MissingFieldError, RewardError, RewardShapeError
-from rewardkit.execution import ExecutionMode, SampleFailure, SampleRunner
-from rewardkit.registry import Registration, register
-from rewardkit.results import NotApplicable, RewardResult
-from rewardkit.rewards import (
+from rewardkit.runtime.define.errors import MissingFieldError, RewardError, RewardShapeError
+from rewardkit.runtime.define.registry import Registration, register
+from rewardkit.runtime.define.results import NotApplicable, RewardResult
+from rewardkit.runtime.define.rewards import (
     FieldBinding,
     _declared_extra_keys,
-    as_reward,
     reduce_by_reference,
     source_file,
 )
@@ -243,7 +233,7 @@ def group_reward(
     one result per sample (see the module docstring). ``over="group"``: the samples of one
     prompt (GRPO's group); ``over="batch"``: every sample of the call unless the caller groups.
     ``extra_keys``: the extras each sample's result carries, for the adapters' fixed result
-    schema (``rewardkit.schema``; returns of lists are not read): none unless declared, an
+    schema (``rewardkit.runtime.define.schema``; returns of lists are not read): none unless declared, an
     undeclared extra being dropped there with a warning naming it.
     """
     options: dict[str, Any] = {
@@ -261,179 +251,4 @@ def group_reward(
     return decorate
 
 
-def is_group_reward(reward: object) -> bool:
-    """Whether ``reward`` scores groups of samples (a ``GroupReward``, a composition with one)."""
-    return getattr(type(reward), "is_group", False) is True
-
-
-def _group_key(value: Any, index: int, group_by: str) -> Hashable:
-    if isinstance(value, float) and math.isnan(value):
-        raise GroupingError(f"samples[{index}][{group_by!r}] is NaN, which cannot identify a group")
-    try:
-        hash(value)
-    except TypeError:
-        raise GroupingError(
-            f"samples[{index}][{group_by!r}] is a {type(value).__name__}, which cannot identify a group "
-            "(group by a hashable field: a prompt id, a uid, the prompt text)"
-        ) from None
-    return value  # type: ignore[no-any-return]
-
-
-def group_indices(
-    samples: Sequence[Mapping[str, Any]], group_by: str | None, *, reward_name: str, over: Over
-) -> list[list[int]]:
-    """The samples' indices by group, groups in order of first appearance.
-
-    ``group_by=None``: one group of every sample for a reward declared ``over="batch"``, a
-    ``GroupingError`` for one declared ``over="group"`` (scoring a batch as one group would
-    silently give wrong group-relative rewards).
-    """
-    if group_by is None:
-        if over == "group":
-            raise GroupingError(
-                f"group reward {reward_name!r} scores the samples of one prompt together: pass "
-                "group_by='<field>' naming the field that identifies the group (a prompt id, the "
-                "prompt), or declare it @group_reward(over='batch') to score a whole batch at once"
-            )
-        return [list(range(len(samples)))] if samples else []
-    groups: dict[Hashable, list[int]] = {}
-    for index, sample in enumerate(samples):
-        if group_by not in sample:
-            raise GroupingError(
-                f"samples[{index}] has no field {group_by!r} to group by (reward {reward_name!r}); "
-                f"its fields: {', '.join(sorted(sample)) or '(none)'}"
-            )
-        groups.setdefault(_group_key(sample[group_by], index, group_by), []).append(index)
-    return list(groups.values())
-
-
-def consecutive_groups(total: int, size: int) -> list[list[int]]:
-    """Indices in runs of ``size`` (TRL's ``num_generations`` completions of one prompt are
-    consecutive); a remainder that does not fill a run is a group of its own."""
-    if size < 1:
-        raise ValueError(f"a group size must be positive, got {size!r}")
-    return [list(range(start, min(start + size, total))) for start in range(0, total, size)]
-
-
-class GroupCall:
-    """A group reward seen as a reward of one call per group: ``invoke({"samples": [...]})`` is
-    ``invoke_group`` of those samples. What lets groups run on the per-sample path
-    (``SampleRunner``): the same execution modes (``"process"`` included), timeouts, and failure
-    rules (``StopIteration``, ``SystemExit``, a reward's own ``CancelledError`` are recorded as
-    ``RewardAbortedError``; only ``KeyboardInterrupt`` propagates)."""
-
-    is_group: ClassVar[bool] = True  # as_reward leaves it as it is (in a worker process too)
-    binding = None  # a call ships its samples whole
-
-    def __init__(self, reward: Any) -> None:
-        self.reward = reward
-        self.name: str = reward.name
-        self.is_async: bool = reward.is_async
-        self.timeout: float | None = getattr(reward, "timeout", None)
-        self.execution: ExecutionMode | None = getattr(reward, "execution", None)
-        self.__wrapped__ = getattr(reward, "__wrapped__", None) or type(reward)
-        """What defines the reward (a worker process loads its module as the caller did)."""
-
-    def invoke(self, call: Mapping[str, Any]) -> Any:
-        return self.reward.invoke_group(call["samples"])
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (GroupCall, (self.reward,))
-
-
-class GroupCallReference:
-    """Finds a ``GroupCall`` in a worker process through an adapter's ``RewardReference``."""
-
-    def __init__(self, reference: Any) -> None:
-        self.reference = reference
-
-    def resolve(self) -> GroupCall:
-        return GroupCall(as_reward(self.reference.resolve()))
-
-
-def group_runner(
-    reward: Any,
-    *,
-    execution: ExecutionMode | None = None,
-    timeout: float | None = None,
-    configuration: tuple[type[BaseException], ...] = CONFIGURATION_ERRORS,
-    reference: Any = None,
-) -> SampleRunner:
-    """The runner of ``reward``'s group calls: ``await runner.run({"samples": group}, where)``
-    returns one ``RewardResult`` per sample or raises ``SampleFailure``. A sync group reward
-    runs in ``reward_threads`` unless ``execution`` (or the reward) says otherwise."""
-    return SampleRunner(
-        GroupCall(reward),
-        execution=execution,
-        timeout=timeout,
-        untimed="thread",
-        place="the group of {}",
-        configuration=configuration,
-        reference=None if reference is None else GroupCallReference(reference),
-    )
-
-
-def describe_group(indices: Sequence[int]) -> str:
-    """``samples[0, 1, 2]``: the samples of a group, for error messages."""
-    shown = ", ".join(str(index) for index in indices[:8])
-    return f"samples[{shown}{', ...' if len(indices) > 8 else ''}]"
-
-
-async def calculate_group_rewards(
-    reward: Any,
-    samples: Sequence[Mapping[str, Any]],
-    *,
-    group_by: str | None,
-    concurrency: int,
-    timeout: float | None,
-    on_error: Literal["raise", "record"],
-    execution: ExecutionMode | None = None,
-) -> list[RewardResult]:
-    """``calculate_rewards`` for a group reward: samples grouped by ``group_by`` (see
-    :func:`group_indices`), each group scored in one call (under ``execution`` and ``timeout``,
-    as a sample is: :func:`group_runner`), at most ``concurrency`` groups at once; results keep
-    the samples' order. A failing group fails each of its samples (``on_error="record"``:
-    ``RewardResult(0.0, {"error": ...})``)."""
-    check_samples(reward, samples)
-    groups = group_indices(samples, group_by, reward_name=reward.name, over=reward.over)
-    if not groups:
-        return []
-    runner = group_runner(reward, execution=execution, timeout=timeout)
-    results: list[RewardResult | None] = [None] * len(samples)
-    record = on_error == "record"
-
-    async def run_group(indices: list[int]) -> None:
-        where = describe_group(indices)
-        try:
-            scored = await runner.run({"samples": [samples[index] for index in indices]}, where)  # type: ignore[arg-type]
-        except SampleFailure as failure:
-            if not record:
-                add_note(
-                    failure.error,
-                    f"while computing group reward {reward.name!r} on the group of {where}",
-                )
-                raise failure.error from None
-            failed = RewardResult(0.0, {"error": failure.text})
-            scored = [failed] * len(indices)
-        except CONFIGURATION_ERRORS as exc:
-            add_note(exc, f"while computing group reward {reward.name!r} on the group of {where}")
-            raise
-        for index, result in zip(indices, scored):
-            results[index] = result
-
-    await run_pulling(groups, run_group, workers=min(concurrency, len(groups)), name=reward.name)
-    return complete_results(results, reward.name, record)
-
-
-__all__ = [
-    "GroupCall",
-    "GroupReward",
-    "GroupingError",
-    "Over",
-    "calculate_group_rewards",
-    "consecutive_groups",
-    "group_indices",
-    "group_reward",
-    "group_runner",
-    "is_group_reward",
-]
+__all__ = ["GroupReward", "GroupingError", "Over", "group_reward"]

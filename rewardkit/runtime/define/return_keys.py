@@ -1,6 +1,6 @@
 """Read, from a function's source, which keys its ``return`` statements give: a pure ``ast`` reader.
 
-A reward's result schema (``rewardkit.schema``) must be known before its first call. When the
+A reward's result schema (``rewardkit.runtime.define.schema``) must be known before its first call. When the
 definition does not declare it, this reader works it out from the returns: a number (or a
 comparison, arithmetic, ``float(...)``...) gives no extras; a dict display, ``dict(k=...)``,
 ``RewardResult(x, {...})`` or a local dict built from one with literal subscript stores gives
@@ -228,7 +228,7 @@ class _Reader:
         if isinstance(node, ast.Call):
             return self.call_shape(node, seen)
         if (dotted_name(node) or "").rpartition(".")[2] == "NOT_APPLICABLE":
-            return Shape()  # rewardkit.results.NOT_APPLICABLE: a row of fills, like a failure
+            return Shape()  # rewardkit.runtime.define.results.NOT_APPLICABLE: a row of fills, like a failure
         if isinstance(node, ast.Name):
             return self.name_shape(node, seen)
         raise Unknown(f"it returns `{_text(node)}`", getattr(node, "lineno", None))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rewardkit.errors import ResourceTimeoutError
+from rewardkit.runtime.define.errors import ResourceTimeoutError
 
 Scope = Literal["rollout", "global"]
 _SCOPES = ("rollout", "global")

@@ -39,7 +39,7 @@ def describe_error(exc: BaseException) -> str:
     """``"<type>: <message>"``: how a recorded failure reads in a result's ``error`` extra.
 
     The message is bounded (``MAX_ERROR_TEXT``) and never raises, whatever ``__str__`` does; a
-    ``__str__`` that blocks is the caller's to bound (``rewardkit.execution`` describes an
+    ``__str__`` that blocks is the caller's to bound (``rewardkit.runtime.run.execution`` describes an
     exception in the thread or process that ran the call, under the call's timeout).
     """
     kind = type(exc).__name__

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.results import RewardResult
+from rewardkit.runtime.define.results import RewardResult
 
 
 @dataclass

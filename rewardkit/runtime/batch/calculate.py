@@ -6,32 +6,22 @@ and return validated ``RewardResult`` objects.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from rewardkit.errors import FieldCollisionError, RewardAbortedError, describe_error
-from rewardkit.execution import (
-    CANCEL_GRACE_SECONDS,
+from rewardkit.runtime.batch.groups import calculate_group_rewards
+from rewardkit.runtime.batch.pull import add_note, check_samples, complete_results, run_pulling
+from rewardkit.runtime.define.errors import FieldCollisionError, RewardAbortedError, describe_error
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS
+from rewardkit.runtime.define.options import ExecutionMode, check_execution, check_timeout
+from rewardkit.runtime.define.results import RewardResult
+from rewardkit.runtime.define.rewards import Reward, as_reward, is_group_reward
+from rewardkit.runtime.run.execution import (
     CONFIGURATION_ERRORS,
-    CallTimedOut,
-    Detachable,
-    ExecutionMode,
     SampleFailure,
     SampleRunner,
-    await_within,
-    check_execution,
-    check_timeout,
-    settle,
-    timeout_error,
     torn_down,
 )
-from rewardkit.fields import PREDEFINED_FIELDS
-from rewardkit.results import RewardResult
-from rewardkit.rewards import BaseReward, Reward, as_reward
-
-Item = TypeVar("Item")
 
 DEFAULT_CONCURRENCY = 64
 """How many samples ``calculate_rewards`` computes at once unless told otherwise."""
@@ -44,7 +34,7 @@ async def calculate_reward(
 
     A sync reward runs inline (no thread hop: this is the cheap path for one call) unless
     ``execution`` (or the reward's own ``@reward(execution=..., timeout=...)``) says otherwise:
-    ``"thread"`` or ``"process"``, under the reward's timeout (see ``rewardkit.execution``).
+    ``"thread"`` or ``"process"``, under the reward's timeout (see ``rewardkit.runtime.run.execution``).
     The reward's exception is raised as itself, except those that are not ordinary failures
     (``SystemExit``, ``StopIteration``, a ``CancelledError`` it raised itself...), raised as
     ``RewardAbortedError``. A task field named ``execution`` must go through ``calculate_rewards``.
@@ -109,25 +99,6 @@ def build_fields(
     return {**task, **predefined}
 
 
-def check_samples(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
-    """Raise, before any call, what would fail every sample whatever its data: a sample that is
-    not a mapping of fields (``TypeError``), or a required parameter of ``reward`` that no sample
-    supplies (``MissingFieldError``: a typo in a parameter name, a field the caller never builds).
-    Recording these would give every sample a silent 0.0."""
-    for index, sample in enumerate(samples):
-        if sample.__class__ is not dict and not isinstance(sample, Mapping):
-            raise TypeError(
-                f"samples[{index}] is a {type(sample).__name__}, expected a mapping of field names to values"
-            )
-    binding = reward.binding
-    if binding is None or not samples:
-        return
-    # any() stops at the first sample holding the name: a well-formed batch costs next to nothing.
-    unsupplied = [name for name in binding.required if not any(name in sample for sample in samples)]
-    if unsupplied:
-        raise binding.missing_field_error(samples[0], unsupplied=unsupplied, batch_size=len(samples))
-
-
 async def calculate_rewards(
     reward_fn: Any,
     samples: Sequence[Mapping[str, Any]],
@@ -143,7 +114,7 @@ async def calculate_rewards(
     At most ``concurrency`` samples are in flight (a fixed set of workers pulls samples: memory
     stays bounded). Async rewards run on the event loop; sync ones where ``execution`` says
     (``"thread"``, ``"process"`` or ``"inline"``; default: the reward's own, else ``"thread"``),
-    each call under ``timeout`` (default: the reward's own): see ``rewardkit.execution``.
+    each call under ``timeout`` (default: the reward's own): see ``rewardkit.runtime.run.execution``.
     ``on_error="record"`` turns a failing or timed-out sample into
     ``RewardResult(0.0, {"error": "<type>: <message>"})``, whatever it raised (only
     ``KeyboardInterrupt`` propagates); ``"raise"`` cancels the rest and raises the first error.
@@ -152,7 +123,7 @@ async def calculate_rewards(
     before any call), a ``FieldCollisionError``, a ``RewardLoadError``. A required field missing
     from only some samples is a per-sample failure. Details: docs/runtime.md.
 
-    A group reward (``rewardkit.groups``) is computed once per group of samples, grouped by the
+    A group reward (``rewardkit.runtime.batch.groups``) is computed once per group of samples, grouped by the
     value of the ``group_by`` field (``None``: the whole batch, for a reward declared
     ``over="batch"``); a per-sample reward ignores ``group_by``.
     """
@@ -166,9 +137,7 @@ async def calculate_rewards(
     total = len(samples)
     if total == 0:
         return []
-    if getattr(type(reward), "is_group", False):  # scored a group at a time: rewardkit.groups
-        from rewardkit.groups import calculate_group_rewards
-
+    if is_group_reward(reward):  # scored a group at a time
         return await calculate_group_rewards(
             reward,
             samples,
@@ -205,70 +174,10 @@ async def calculate_rewards(
     return complete_results(results, reward.name, record)
 
 
-async def run_pulling(
-    items: Iterable[Item], run_one: Callable[[Item], Awaitable[None]], *, workers: int, name: str
-) -> None:
-    """``run_one`` on every item, ``workers`` at a time: a fixed set of workers pulls items from
-    one iterator (memory stays bounded whatever the number of items). The first error cancels
-    the rest and propagates; a reward that swallows the cancellation is let go of after
-    ``CANCEL_GRACE_SECONDS`` (``settle``), so the event loop can still close."""
-    pending = iter(items)
-    stopping = False
-
-    async def worker() -> None:
-        for item in pending:  # shared iterator: each item is taken once
-            await run_one(item)
-            if stopping:  # a reward that swallowed the cancellation returned: take no more
-                return
-
-    running = [Detachable(worker(), name) for _ in range(workers)]
-    try:
-        done, _ = await asyncio.wait([item.task for item in running], return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-    finally:
-        stopping = True
-        await settle(running)
-
-
-def complete_results(results: list[RewardResult | None], reward_name: str, record: bool) -> list[RewardResult]:
-    """``results``, checked: a sample whose worker was cancelled from outside (only possible where
-    a reward's own cancellation cannot be told from the caller's: Python 3.10) is a failure, never
-    a ``None``."""
-    if None not in results:
-        return results  # type: ignore[return-value]
-    missing = [index for index, result in enumerate(results) if result is None]
-    text = (
-        "CancelledError: the task computing this sample was cancelled (by the reward, or by code "
-        "outside calculate_rewards)"
-    )
-    if not record:
-        raise RuntimeError(f"reward {reward_name!r}: samples {missing[:10]} got no result: {text}")
-    for index in missing:
-        results[index] = RewardResult(0.0, {"error": text})
-    return results  # type: ignore[return-value]
-
-
-def add_note(exc: BaseException, note: str) -> None:
-    """``exc.add_note(note)`` where Python has it (3.11+)."""
-    with contextlib.suppress(AttributeError):  # add_note is Python 3.11+
-        exc.add_note(note)
-
-
 __all__ = [
-    "CANCEL_GRACE_SECONDS",
-    "CONFIGURATION_ERRORS",
     "DEFAULT_CONCURRENCY",
-    "CallTimedOut",
-    "add_note",
-    "await_within",
     "build_fields",
     "calculate_reward",
     "calculate_rewards",
-    "check_samples",
-    "complete_results",
     "raise_for_caller",
-    "run_pulling",
-    "timeout_error",
 ]
