@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from rewardkit.rewards import BaseReward, reward
+from rewardkit.runtime.define.rewards import BaseReward, reward
 
 
 @reward(name="adapters_exact")

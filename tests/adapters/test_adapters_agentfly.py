@@ -9,8 +9,8 @@ from typing import Any
 from adapter_rewards import exact, exact_async
 
 from rewardkit.adapters import to_agentfly
-from rewardkit.fields import AGENTFLY_INJECTED_FIELDS
-from rewardkit.results import RewardResult
+from rewardkit.runtime.define.fields import AGENTFLY_INJECTED_FIELDS
+from rewardkit.runtime.define.results import RewardResult
 
 TRAJECTORY = [{"role": "user", "content": "6*7?"}, {"role": "assistant", "content": "42"}]
 

@@ -16,7 +16,7 @@ from adapter_rewards import echo_fields, exact, exact_async, picky
 from adapter_testing import require_module
 
 from rewardkit.adapters import to_openrlhf
-from rewardkit.errors import RewardShapeError
+from rewardkit.runtime.define.errors import RewardShapeError
 
 HERE = Path(__file__).resolve().parent
 

@@ -25,7 +25,7 @@ from rewardkit.adapters import (
     to_trl,
     to_verl,
 )
-from rewardkit.rewards import reward
+from rewardkit.runtime.define.rewards import reward
 
 HERE = Path(__file__).resolve().parent
 

@@ -9,7 +9,7 @@ import pytest
 from adapter_rewards import exact, picky, picky_async
 
 from rewardkit.adapters import to_agentfly, to_openrlhf, to_trl, to_verl
-from rewardkit.errors import RewardValueError
+from rewardkit.runtime.define.errors import RewardValueError
 
 
 def test_exception_yields_fallback_error_extra_and_is_counted(caplog: pytest.LogCaptureFixture) -> None:

@@ -11,7 +11,7 @@ import pytest
 from adapter_rewards import echo_fields, exact, exact_async, picky, uneven_extras
 
 from rewardkit.adapters import AsyncTrlReward, TrlReward, to_trl
-from rewardkit.errors import FieldCollisionError
+from rewardkit.runtime.define.errors import FieldCollisionError
 
 
 class TrainerLogs:

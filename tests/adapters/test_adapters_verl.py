@@ -17,7 +17,7 @@ from adapter_rewards import (
 )
 
 from rewardkit.adapters import AsyncVerlReward, VerlReward, to_verl
-from rewardkit.errors import FieldCollisionError, MissingFieldError, RewardShapeError
+from rewardkit.runtime.define.errors import FieldCollisionError, MissingFieldError, RewardShapeError
 
 
 def test_naive_manager_keyword_call_maps_fields_and_keeps_extras() -> None:

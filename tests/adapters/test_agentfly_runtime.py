@@ -24,7 +24,7 @@ from rewardkit import (
     calculate_reward,
     reward,
 )
-from rewardkit.fields import AGENTFLY_INJECTED_FIELDS
+from rewardkit.runtime.define.fields import AGENTFLY_INJECTED_FIELDS
 
 PACKAGE = "agentfly_rewards"
 

@@ -12,7 +12,7 @@ from adapter_testing import require_module
 from test_verl_managers import make_batch, run_reward_loop, verl_config
 from tiny_models import word_tokenizer
 
-from rewardkit.errors import MissingFieldError
+from rewardkit.runtime.define.errors import MissingFieldError
 
 HERE = Path(__file__).resolve().parent
 BARE_FILE = HERE / "bare_reward_file.py"

@@ -14,7 +14,7 @@ from test_verl_managers import make_batch as base_batch
 from test_verl_managers import run_reward_loop, scores_at_last_token
 from tiny_models import word_tokenizer
 
-from rewardkit.errors import MissingFieldError
+from rewardkit.runtime.define.errors import MissingFieldError
 
 HERE = Path(__file__).resolve().parent
 REWARD_FILE = HERE / "verl_features_file.py"

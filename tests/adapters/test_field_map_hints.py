@@ -14,7 +14,7 @@ from adapter_testing import require_module
 from hint_reward_file import answer_reward, reference_reward, verl_names
 
 from rewardkit.adapters import to_agentfly, to_openrlhf, to_trl, to_verl
-from rewardkit.errors import MissingFieldError
+from rewardkit.runtime.define.errors import MissingFieldError
 
 HERE = Path(__file__).resolve().parent
 HINT_FILE = HERE / "hint_reward_file.py"

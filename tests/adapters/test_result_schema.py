@@ -1,4 +1,4 @@
-"""``rewardkit.schema``: a reward's extras keys known before its first call, the same on every sample."""
+"""``rewardkit.runtime.define.schema``: a reward's extras keys known before its first call, the same on every sample."""
 
 from __future__ import annotations
 

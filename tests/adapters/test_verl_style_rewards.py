@@ -14,7 +14,7 @@ from adapter_testing import require_module
 
 from rewardkit import reward
 from rewardkit.adapters import to_agentfly, to_openrlhf, to_trl, to_verl
-from rewardkit.errors import RewardShapeError
+from rewardkit.runtime.define.errors import RewardShapeError
 from rewardkit.schema import ResultSchemaError, result_schema
 
 HERE = Path(__file__).resolve().parent
