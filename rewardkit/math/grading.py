@@ -7,10 +7,13 @@ only comparisons that need symbolic work go to a sandbox worker, under the answe
 
 from __future__ import annotations
 
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
-from rewardkit.failures import FailureTag
 from rewardkit.math.caching import MB, BoundedCache, bounded_cache, per_character, text_size
 from rewardkit.math.comparison import POLICIES, NeedsSymbolic, Outcome, Settings, compare_values
 from rewardkit.math.extraction import AUTO_WINDOW, UnreadableGold, extract_answer, gold_answer
@@ -20,6 +23,10 @@ from rewardkit.math.representation import Value, parse_value
 from rewardkit.math.sandbox import default_sandbox
 from rewardkit.math.tasks import symbolic_task
 from rewardkit.math.verdict import MathVerdict, quoted
+from rewardkit.runtime.define.failures import FailureTag
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _EXTRACT_MODES = ("boxed", "auto")
 #: Answers longer than this (and than twice the gold) are refused unread: no real answer is.
@@ -72,7 +79,7 @@ def _is_positive_number(value: object) -> bool:
 
 
 def _check_options(
-    policy: str, timeout: float, extract: str = "boxed", tolerance: float = 1e-6, wall_ceiling: float | None = None
+    *, policy: str, timeout: float, tolerance: float, wall_ceiling: float | None, sandbox: bool, extract: str = "boxed"
 ) -> None:
     if policy not in POLICIES:
         raise MathGraderError(f"policy={policy!r} is not one of {POLICIES}")
@@ -222,7 +229,7 @@ def compare_answers(
     verdict is ``overloaded`` (``HARNESS_ERROR``). ``sandbox=False`` runs symbolic work in this
     process, unbounded: the caller then owns the budget.
     """
-    _check_options(policy, timeout, tolerance=tolerance, wall_ceiling=wall_ceiling)
+    _check_options(policy=policy, timeout=timeout, tolerance=tolerance, wall_ceiling=wall_ceiling, sandbox=sandbox)
     if sandbox:
         # The first use starts the symbolic workers in the background (a no-op afterwards): the
         # fast path never waits for them; a symbolic comparison waits for them, uncharged.
@@ -253,51 +260,62 @@ def compare_answers(
         return _crash_verdict(error, answer_text, gold)
 
 
-def grade(
-    response: str,
-    gold: str,
-    *,
-    policy: str = "lenient",
-    extract: str = "boxed",
-    timeout: float = 1.0,
-    sandbox: bool = True,
-    tolerance: float = 1e-6,
-    wall_ceiling: float | None = None,
-) -> MathVerdict:
-    """Grade a model ``response`` against ``gold``: extract the final answer, then ``compare_answers``.
+_COMPARE_PARAMETERS = [
+    p for p in inspect.signature(compare_answers).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
+]
+_COMPARE_DEFAULTS: dict[str, Any] = {p.name: p.default for p in _COMPARE_PARAMETERS}
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+class CompareOptions(TypedDict, total=False):
+    """``compare_answers``' options as keywords of ``grade`` and ``is_equivalent`` (written once:
+    their defaults are ``compare_answers``', and ``tests/math/test_verdict.py`` holds the two equal)."""
+
+    policy: str
+    timeout: float
+    sandbox: bool
+    tolerance: float
+    wall_ceiling: float | None
+
+
+def _options_of(function: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` over ``compare_answers``' defaults; a keyword that is none of them is a
+    ``TypeError`` naming ``function`` (and the closest option)."""
+    unknown = [key for key in options if key not in _COMPARE_DEFAULTS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _COMPARE_DEFAULTS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    return {**_COMPARE_DEFAULTS, **options}
+
+
+def _with_compare_options(function: _Function) -> _Function:
+    """Show ``compare_answers``' options as ``function``'s keywords in place of its ``**options``
+    (``help()``, ``inspect.signature``: a grader's default policy is read from it)."""
+    signature = inspect.signature(function)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    function.__signature__ = signature.replace(parameters=[*own, *_COMPARE_PARAMETERS])  # type: ignore[attr-defined]
+    return function
+
+
+@_with_compare_options
+def grade(response: str, gold: str, *, extract: str = "boxed", **options: Unpack[CompareOptions]) -> MathVerdict:
+    """Grade a model ``response`` against ``gold``: extract the final answer, then ``compare_answers``
+    (whose options it takes: ``policy``, ``timeout``, ``sandbox``, ``tolerance``, ``wall_ceiling``).
 
     ``timeout`` is CPU seconds of symbolic work (see ``compare_answers``). A response of any
     length is read from its end (``MAX_RESPONSE_LENGTH`` bounds what ``extract="auto"`` reads);
     golds over ``MAX_GOLD_LENGTH`` are a bad gold.
     """
-    _check_options(policy, timeout, extract, tolerance, wall_ceiling)
+    _check_options(extract=extract, **_options_of("grade", options))
     try:
         answer = extract_answer(response, extract) if isinstance(response, str) else None  # type: ignore[arg-type]
     except Exception as error:
         return _crash_verdict(error, None, gold)
-    return compare_answers(
-        answer,  # type: ignore[arg-type]
-        gold,
-        policy=policy,
-        timeout=timeout,
-        sandbox=sandbox,
-        tolerance=tolerance,
-        wall_ceiling=wall_ceiling,
-    )
+    return compare_answers(answer, gold, **options)  # type: ignore[arg-type]
 
 
-def is_equivalent(
-    answer: str,
-    gold: str,
-    *,
-    policy: str = "lenient",
-    timeout: float = 1.0,
-    sandbox: bool = True,
-    tolerance: float = 1e-6,
-    wall_ceiling: float | None = None,
-) -> bool:
+@_with_compare_options
+def is_equivalent(answer: str, gold: str, **options: Unpack[CompareOptions]) -> bool:
     """Answer-vs-answer equivalence under ``policy`` (True only when ``compare_answers`` says correct)."""
-    verdict = compare_answers(
-        answer, gold, policy=policy, timeout=timeout, sandbox=sandbox, tolerance=tolerance, wall_ceiling=wall_ceiling
-    )
-    return verdict.correct
+    return compare_answers(answer, gold, **_options_of("is_equivalent", options)).correct

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from rewardkit.failures import FailureTag
 from rewardkit.math.verdict import MathVerdict
+from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.serve.auth import TOKEN_ENV
 from rewardkit.serve.client import RETRY_STATUSES, RemoteReward, RemoteRewardError
 from rewardkit.serve.outcomes import RemoteSampleError, SampleOutcome
@@ -83,32 +83,25 @@ class RemoteGrader:
         self.url = url
         self.base, self.reward_name = split_reward_url(url)
         self.token = token
-        self.request_timeout = request_timeout
-        self.retries = retries
-        self.backoff = backoff
         self.probe_interval = probe_interval
-        self._remote = self._new_remote()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_pid = 0
-
-    def _new_remote(self) -> RemoteReward:
-        return RemoteReward(
+        self._remote = RemoteReward(
             self.base,
             self.reward_name,
-            timeout=self.request_timeout,
-            retries=self.retries,
-            backoff=self.backoff,
+            timeout=request_timeout,
+            retries=retries,
+            backoff=backoff,
             max_batch=1,
-            token=self.token,
+            token=token,
         )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_pid = 0
 
     @property
     def harness_seconds(self) -> float:
         """The longest a call may take on our side (every attempt timing out, the backoffs, a
         health probe): the runner's kill deadline adds it to the case's budget, so HTTP time
         is never charged to the model."""
-        backoffs = sum(min(self.backoff * 2**attempt, 10.0) for attempt in range(self.retries))
-        return (self.retries + 1) * self.request_timeout + backoffs + 5.0
+        return self._remote.longest_call_seconds + 5.0
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_loop": None, "_loop_pid": 0}  # each process runs its own loop
@@ -198,16 +191,9 @@ class RemoteGrader:
             f"not sent: it is asked again every {self.probe_interval:g} s"
         )
 
-    def __call__(
-        self,
-        response: str,
-        gold: str,
-        *,
-        policy: str = "lenient",
-        extract: str = "boxed",
-        timeout: float = 1.0,
-        sandbox: bool = True,
-    ) -> MathVerdict:
+    def __call__(self, response: str, gold: str, **grade_options: object) -> MathVerdict:
+        """Grade as the served reward does: ``grade``'s options (``policy``, ``timeout``, ...)
+        are the server's business, taken and not sent."""
         self._check_alive()
         try:
             (outcome,) = self._run(

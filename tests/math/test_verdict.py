@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import pickle
+import re
+import typing
 
 import pytest
 
-from rewardkit.failures import FailureTag as RuntimeFailureTag
 from rewardkit.math import (
     FailureTag,
     MathGraderError,
@@ -16,6 +18,8 @@ from rewardkit.math import (
     grade,
     is_equivalent,
 )
+from rewardkit.math.grading import CompareOptions
+from rewardkit.runtime.define.failures import FailureTag as RuntimeFailureTag
 
 
 def test_failure_tag_is_re_exported() -> None:
@@ -61,6 +65,33 @@ def test_no_answer_verdict() -> None:
 def test_bad_options_raise_a_typed_error_naming_them(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(MathGraderError, match=message):
         grade("\\boxed{1}", "1", **kwargs)  # type: ignore[arg-type]
+
+
+def test_compare_options_are_written_once() -> None:
+    # grade and is_equivalent take compare_answers' options; its signature holds their defaults.
+    keyword_only = inspect.Parameter.KEYWORD_ONLY
+    compare = {
+        name: p
+        for name, p in inspect.signature(compare_answers).parameters.items()
+        if p.kind is keyword_only
+    }
+    # (both modules postpone annotations: the TypedDict holds ForwardRefs, the signature strings)
+    declared = {
+        name: getattr(hint, "__forward_arg__", hint)
+        for name, hint in CompareOptions.__annotations__.items()
+    }
+    assert declared == {name: p.annotation for name, p in compare.items()}
+    for function, own in ((grade, {"extract": "boxed"}), (is_equivalent, {})):
+        parameters = inspect.signature(function).parameters
+        shown = {name: p.default for name, p in parameters.items() if p.kind is keyword_only}
+        assert shown == {**own, **{name: p.default for name, p in compare.items()}}
+
+
+@pytest.mark.parametrize("function", [grade, is_equivalent])
+def test_unknown_option_is_a_type_error_naming_the_function(function: typing.Any) -> None:
+    expected = f"{function.__name__}() got an unexpected keyword argument 'polcy'; did you mean 'policy'?"
+    with pytest.raises(TypeError, match=re.escape(expected)):
+        function("1", "1", polcy="strict")
 
 
 @pytest.mark.parametrize(
