@@ -28,6 +28,7 @@ _HARNESS_MODULES = (
     "pytest_rewardkit.",
     "rewardkit.testing.",
     "rewardkit.runtime.batch.calculate",
+    "rewardkit.runtime.batch.pull",
     "rewardkit.runtime.run.execution",
     "rewardkit.runtime.run.reward_threads",
     "rewardkit.runtime.define.rewards",

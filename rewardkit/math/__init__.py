@@ -3,7 +3,6 @@
 Pipeline: extraction -> normalization -> representation -> comparison (see docs/math.md).
 """
 
-from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.math.extraction import extract_answer, extract_boxed, unwrap_gold
 from rewardkit.math.grading import (
     MAX_GOLD_LENGTH,
@@ -23,6 +22,7 @@ from rewardkit.math.prm800k import (
 )
 from rewardkit.math.sandbox import warm_up
 from rewardkit.math.verdict import MathVerdict
+from rewardkit.runtime.define.failures import FailureTag
 
 __all__ = [
     "MAX_GOLD_LENGTH",

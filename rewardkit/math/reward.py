@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewardkit import reward
-from rewardkit.runtime.define.errors import RewardError
-from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.math.grading import grade
 from rewardkit.math.verdict import MathVerdict
+from rewardkit.runtime.define.errors import RewardError
+from rewardkit.runtime.define.failures import FailureTag
+from rewardkit.runtime.define.rewards import reward
 
 
 class MathHarnessError(RewardError):

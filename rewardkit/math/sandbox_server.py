@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
-from rewardkit.runtime.run.child_processes import (
+from rewardkit.child_processes import (
     cap_address_space,
     die_with_parent,
     disable_core_dumps,

@@ -79,9 +79,9 @@ def graded_correct(final_response: str, answer: str) -> bool | None:
     """Whether the response's last ``\\boxed{}`` matches ``answer`` (rewardkit's math grader);
     ``None`` when the gold itself cannot be parsed (open-r1 skips such examples). Other grader
     failures raise ``MathHarnessError``, as ``math_reward`` does."""
-    from rewardkit.runtime.define.failures import FailureTag
     from rewardkit.math.grading import grade
     from rewardkit.math.reward import MathHarnessError
+    from rewardkit.runtime.define.failures import FailureTag
 
     verdict = grade(final_response, answer)
     if verdict.tag is FailureTag.HARNESS_ERROR:

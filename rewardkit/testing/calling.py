@@ -173,8 +173,8 @@ def configure(options: RunOptions) -> RunOptions:
 def reward_runner(reward: Any, options: RunOptions | None = None) -> Any:
     """The runtime's per-sample runner for ``reward`` (``rewardkit.runtime.run.execution.SampleRunner``): the
     same path, execution mode and timeout as ``calculate_rewards`` gives it."""
-    from rewardkit.runtime.run.execution import SampleRunner
     from rewardkit.runtime.define.rewards import as_reward
+    from rewardkit.runtime.run.execution import SampleRunner
 
     options = options or _defaults[0]
     return SampleRunner(

@@ -6,10 +6,10 @@ import pytest
 
 from rewardkit import RewardResult, calculate_reward, calculate_rewards, get_reward
 from rewardkit.adapters import to_verl
-from rewardkit.runtime.define.errors import RewardError
 from rewardkit.math import FailureTag, grading
 from rewardkit.math.comparison import Outcome
 from rewardkit.math.reward import MathHarnessError, math_reward
+from rewardkit.runtime.define.errors import RewardError
 
 
 def test_math_reward_is_registered_with_its_fields() -> None:

@@ -19,8 +19,8 @@ import pytest
 
 import rewardkit.reward_processes as reward_processes_module
 from rewardkit import calculate_reward, calculate_rewards, reward, weighted_sum
-from rewardkit.runtime.define.errors import RewardLoadError
 from rewardkit.reward_processes import reward_processes
+from rewardkit.runtime.define.errors import RewardLoadError
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "runtime.md"

@@ -19,8 +19,8 @@ import pytest
 
 from rewardkit import calculate_reward, calculate_rewards
 from rewardkit.adapters import to_agentfly, to_trl
-from rewardkit.runtime.define.errors import MAX_ERROR_TEXT, RewardAbortedError
 from rewardkit.reward_processes import reward_processes
+from rewardkit.runtime.define.errors import MAX_ERROR_TEXT, RewardAbortedError
 
 SAFETY = 60.0  # seconds: only against a hang, never a performance bound
 HERE = Path(__file__).resolve().parent

@@ -19,8 +19,8 @@ import pytest
 
 from rewardkit import calculate_reward, calculate_rewards, reward
 from rewardkit.adapters import to_trl, to_verl
-from rewardkit.runtime.define.errors import RewardLoadError, SignalInThreadError
 from rewardkit.reward_processes import reward_processes
+from rewardkit.runtime.define.errors import RewardLoadError, SignalInThreadError
 
 SAFETY = 120.0  # seconds: only against a hang, never a performance bound
 

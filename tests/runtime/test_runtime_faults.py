@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from rewardkit import Context, ResourceManager, ResourceSpec, RewardError, calculate_rewards, reward
-from rewardkit.runtime.run import execution as execution_module
 from rewardkit.adapters import to_trl, to_verl
 from rewardkit.reward_threads import RewardThreadPool, RewardThreadsUnavailableError
+from rewardkit.runtime.run import execution as execution_module
 
 SAFETY = 20.0  # seconds: only against a hang, never a performance bound
 

@@ -129,7 +129,7 @@ def _init_worker(blob: bytes) -> None:
     """pebble initializer: die with the parent, leave Ctrl-C and hang-ups to the parent, and
     load the reward (outside any call's timeout). Never raises: a load error is kept and
     returned by every call, since a failing initializer would break the whole pool."""
-    from rewardkit.runtime.run.child_processes import die_with_parent
+    from rewardkit.child_processes import die_with_parent
 
     _Worker.active = True
     # The parent is the fork server (or this process's spawner), whose only thread forked us.
@@ -228,7 +228,7 @@ class RewardProcessStats:
 WORKER_PRELOAD = (
     "rewardkit.runtime.run.reward_processes",
     "rewardkit.runtime.define.rewards",
-    "rewardkit.runtime.run.child_processes",
+    "rewardkit.child_processes",
     "pebble.pool.process",
 )
 """What the workers' fork server imports once, so that each worker starts with it."""
