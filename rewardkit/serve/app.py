@@ -427,39 +427,56 @@ class ServeApp:
             guard=connection_guard(self.config),
         )
 
+    def _scoring_routes(
+        self,
+        app: FastAPI,
+        handle: Callable[[str | None, Any, Request], Awaitable[Response]],
+        body_model: type[BaseModel],
+        paths: tuple[str, str],
+        summary: str,
+        **doc: Any,
+    ) -> None:
+        """``handle`` at ``paths``: with the first served reward, and with the one the path names."""
+
+        async def default(body: Any, request: Request) -> Response:
+            return await handle(None, body, request)
+
+        async def named(name: str, body: Any, request: Request) -> Response:
+            return await handle(name, body, request)
+
+        for endpoint in (default, named):  # the request's model, for FastAPI to parse and document
+            endpoint.__annotations__["body"] = body_model
+        route = handle.__name__
+        app.post(
+            paths[0], name=f"{route}_default", summary=f"{summary} the first served reward", **doc
+        )(default)
+        app.post(
+            paths[1], name=f"{route}_named", summary=f"{summary} the reward served as `name`", **doc
+        )(named)
+
     def _routes(self, app: FastAPI) -> None:
-        openrlhf_doc = {
-            "response_model": OpenRLHFResponse,
-            "responses": ERRORS,
-            "tags": ["OpenRLHF"],
-        }
-        score_doc = {"response_model": ScoreResponse, "responses": ERRORS, "tags": ["JSON API"]}
-
-        @app.post(
-            "/get_reward", summary="OpenRLHF: score with the first served reward", **openrlhf_doc
+        openrlhf_paths = ("/get_reward", "/get_reward/{name}")
+        self._scoring_routes(
+            app,
+            self.get_reward,
+            OpenRLHFRequest,
+            openrlhf_paths,
+            "OpenRLHF: score with",
+            response_model=OpenRLHFResponse,
+            responses=ERRORS,
+            tags=["OpenRLHF"],
         )
-        async def get_reward_default(body: OpenRLHFRequest, request: Request) -> Response:
-            return await self.get_reward(None, body, request)
-
-        @app.post(
-            "/get_reward/{name}",
-            summary="OpenRLHF: score with the reward served as `name`",
-            **openrlhf_doc,
+        score_paths = ("/v1/score", "/v1/rewards/{name}/score")
+        self._scoring_routes(
+            app,
+            self.score,
+            ScoreRequest,
+            score_paths,
+            "Score samples with",
+            response_model=ScoreResponse,
+            responses=ERRORS,
+            tags=["JSON API"],
         )
-        async def get_reward_named(name: str, body: OpenRLHFRequest, request: Request) -> Response:
-            return await self.get_reward(name, body, request)
-
-        @app.post("/v1/score", summary="Score samples with the first served reward", **score_doc)
-        async def score_default(body: ScoreRequest, request: Request) -> Response:
-            return await self.score(None, body, request)
-
-        @app.post(
-            "/v1/rewards/{name}/score",
-            summary="Score samples with the reward served as `name`",
-            **score_doc,
-        )
-        async def score_named(name: str, body: ScoreRequest, request: Request) -> Response:
-            return await self.score(name, body, request)
 
         @app.get(
             "/v1/rewards",
