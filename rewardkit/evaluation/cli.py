@@ -47,14 +47,13 @@ from rewardkit.evaluation.main.generation import (
 from rewardkit.evaluation.main.output_files import escape_lone_surrogates
 from rewardkit.evaluation.main.report import print_summary, summary_table
 from rewardkit.evaluation.option_names import command_line_names
-from rewardkit.evaluation.options import EXECUTORS, EvalOptions
-from rewardkit.evaluation.runner import EvalRun, run_math_eval
-from rewardkit.evaluation.tasks import MATH, TASKS, Task
+from rewardkit.evaluation.options import EXECUTORS, SANDBOXES, EvalOptions
+from rewardkit.evaluation.runner import EvalRun, run_task
+from rewardkit.evaluation.tasks import TASKS, Task
 from rewardkit.math.verdict import quoted
 
-PROG = MATH.prog
 _DEFAULTS = EvalOptions()
-"""Each option's default, as `run_math_eval` has it."""
+"""Each option's default, as `run_math_eval` has it (a task's own: `EvalOptions.for_task`)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -165,16 +164,38 @@ def build_parser() -> argparse.ArgumentParser:
     for task in TASKS.values():
         sub = tasks.add_parser(task.name, help=task.help, description=task.description)
         sub.add_argument("input", nargs="?", metavar="RESPONSES.jsonl", help=task.input_help)
-        _add_input_options(sub)
-        _add_grading_options(sub, task)
-        _add_execution_options(sub)
+        defaults = EvalOptions.for_task(task)
+        _add_input_options(sub, task)
+        _add_grading_options(sub, task, defaults)
+        if task.runs_code:
+            _add_sandbox_options(sub)
+        _add_execution_options(sub, defaults)
         _add_output_options(sub)
-        _add_generation_options(sub)
-        sub.set_defaults(task_parser=sub)  # errors found after parsing name the task's usage
+        if task.generation:
+            _add_generation_options(sub)
+        # (the options a task does not offer, as they are when not given)
+        offered = {action.dest for action in sub._actions}
+        absent = {dest: value for dest, value in _ABSENT.items() if dest not in offered}
+        sub.set_defaults(**absent, task_parser=sub, prog=task.prog)
     return parser
 
 
-def _add_input_options(math: argparse.ArgumentParser) -> None:
+_ABSENT = {
+    "policy": None,
+    "sandbox": "auto",
+    "memory": None,
+    "reward_url": None,
+    "reward_token_file": None,
+    "model": None,
+    "base_url": None,
+    "api_key_env": None,
+    "concurrency": _DEFAULTS.concurrency,
+    "question_field": "question",
+}
+"""Each option some task does not offer, with the value it has when not given."""
+
+
+def _add_input_options(math: argparse.ArgumentParser, task: Task) -> None:
     data = math.add_argument_group("input")
     data.add_argument("--id-field", default="id", help="field holding the case id (default: id)")
     data.add_argument(
@@ -182,16 +203,27 @@ def _add_input_options(math: argparse.ArgumentParser) -> None:
         default="response",
         help="field holding the model response (default: response)",
     )
-    data.add_argument(
-        "--gold-field",
-        default=None,
-        help="field holding the gold answer (default: gold, else answer)",
-    )
-    data.add_argument(
-        "--question-field",
-        default="question",
-        help="field holding the problem, for --model (default: question)",
-    )
+    if task.runs_code:
+        data.add_argument(
+            "--tests-field",
+            dest="gold_field",
+            default=None,
+            metavar="FIELD",
+            help="field holding the tests: {inputs, outputs[, fn_name]}, {test, entry_point}, "
+            "{asserts} or test_list, ... as an object or a JSON string (default: tests)",
+        )
+    else:
+        data.add_argument(
+            "--gold-field",
+            default=None,
+            help="field holding the gold answer (default: gold, else answer)",
+        )
+    if task.generation:
+        data.add_argument(
+            "--question-field",
+            default="question",
+            help="field holding the problem, for --model (default: question)",
+        )
     data.add_argument(
         "--error-field",
         default="error",
@@ -215,28 +247,40 @@ def _add_input_options(math: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_grading_options(math: argparse.ArgumentParser, task: Task) -> None:
+_EXTRACT_HELP = {
+    "math": "boxed: last \\boxed{}; auto: also 'the answer is', last math, last number "
+    "(default: boxed)",
+    "code": "last: the last ```python (or ```py, unlabeled) block; first: the first; raw: "
+    "the whole response is the program (default: last)",
+}
+
+
+def _add_grading_options(math: argparse.ArgumentParser, task: Task, defaults: EvalOptions) -> None:
     grading = math.add_argument_group("grading")
-    grading.add_argument(
-        "--policy",
-        choices=task.policies,
-        default=_DEFAULTS.policy,
-        help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)",
-    )
+    if task.policies:
+        grading.add_argument(
+            "--policy",
+            choices=task.policies,
+            default=defaults.policy,
+            help="lenient: equal values are equal; strict: PRM800K's rules (default: lenient)",
+        )
     grading.add_argument(
         "--extract",
         choices=task.extract_modes,
-        default=_DEFAULTS.extract,
-        help="boxed: last \\boxed{}; auto: also 'the answer is', last math, last number (default: boxed)",
+        default=defaults.extract,
+        help=_EXTRACT_HELP[task.name],
     )
     grading.add_argument(
         "--grader",
         type=grader_function,
         default=None,
         metavar="MODULE:FUNCTION",
-        help="grade with your own function of rewardkit.math.grade's signature "
-        "(default: rewardkit.math.grade)",
+        help=f"grade with your own function of {task.default_grader}'s signature "
+        f"(default: {task.default_grader})",
     )
+    if not task.generation:
+        _add_timeout(grading, task, defaults)
+        return
     grading.add_argument(
         "--reward-url",
         type=reward_url,
@@ -252,16 +296,42 @@ def _add_grading_options(math: argparse.ArgumentParser, task: Task) -> None:
         help="file holding the --reward-url server's bearer token (default: the "
         "REWARDKIT_SERVE_TOKEN environment variable, if set)",
     )
+    _add_timeout(grading, task, defaults)
+
+
+def _add_timeout(grading: argparse._ArgumentGroup, task: Task, defaults: EvalOptions) -> None:
     grading.add_argument(
         "--timeout",
         type=_positive_float,
-        default=_DEFAULTS.timeout,
+        default=defaults.timeout,
         metavar="SECONDS",
-        help=f"time budget per case (default: {_DEFAULTS.timeout})",
+        help=f"time budget per {'test' if task.runs_code else 'case'} "
+        f"(default: {defaults.timeout})",
     )
 
 
-def _add_execution_options(math: argparse.ArgumentParser) -> None:
+def _add_sandbox_options(code: argparse.ArgumentParser) -> None:
+    sandbox = code.add_argument_group("sandbox (where the programs run)")
+    sandbox.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        default="auto",
+        metavar="{auto,bwrap,wasm}",
+        help="auto: the first usable of bwrap (bubblewrap) and wasm (WASI CPython: standard "
+        "library only); none usable is refused, never run unsandboxed. 'none' runs programs "
+        "as plain processes with your rights: only for code you trust (default: auto)",
+    )
+    sandbox.add_argument(
+        "--memory",
+        type=memory_size,
+        default=None,
+        metavar="SIZE",
+        help="memory a program may use, e.g. 512M (default: the grader's, 1G); more is "
+        "MEMORY_LIMIT",
+    )
+
+
+def _add_execution_options(math: argparse.ArgumentParser, defaults: EvalOptions) -> None:
     run = math.add_argument_group("execution")
     run.add_argument(
         "--workers",
@@ -274,10 +344,12 @@ def _add_execution_options(math: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--worker-memory",
         type=memory_size,
-        default=_DEFAULTS.worker_memory,
+        default=defaults.worker_memory,
         metavar="SIZE",
         help="address space each worker may use beyond its start, e.g. 2G, 512M; 0: no cap "
-        f"(default: {(_DEFAULTS.worker_memory or 0) >> 30}G; a case over it is a HARNESS_ERROR)",
+        "(default: "
+        + (f"{defaults.worker_memory >> 30}G" if defaults.worker_memory else "no cap")
+        + "; a case over it is a HARNESS_ERROR)",
     )
     run.add_argument(
         "--executor",
@@ -409,8 +481,8 @@ def _endpoint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Chat
     )
 
 
-def _error(message: str) -> None:
-    print(f"{PROG}: error: {escape_lone_surrogates(message)}", file=sys.stderr)
+def _error(prog: str, message: str) -> None:
+    print(f"{prog}: error: {escape_lone_surrogates(message)}", file=sys.stderr)
 
 
 def _install_signal_handlers() -> None:
@@ -434,36 +506,42 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if args.resume and not args.output:
-        _error("--resume needs --output")
+        _error(args.prog, "--resume needs --output")
         return EXIT_USAGE
     if args.reward_url is not None:
         if args.grader is not None:
-            _error("--reward-url and --grader both choose the grader: give one")
+            _error(args.prog, "--reward-url and --grader both choose the grader: give one")
             return EXIT_USAGE
         status = _connect_reward_server(args)
         if status is not None:
             return status
     elif args.reward_token_file is not None:
-        _error("--reward-token-file needs --reward-url")
+        _error(args.prog, "--reward-token-file needs --reward-url")
         return EXIT_USAGE
     workers = args.workers
     if args.executor == "local" and workers:
         with command_line_names():
             workers, capped = capped_workers(workers)
         if capped:
-            print(f"{PROG}: warning: {capped}", file=sys.stderr)
+            print(f"{args.prog}: warning: {capped}", file=sys.stderr)
+    if args.sandbox == "none":
+        print(
+            f"{args.prog}: warning: --sandbox none runs the programs as plain processes, with "
+            "your rights, files and environment: only for code you trust",
+            file=sys.stderr,
+        )
     _install_signal_handlers()
     try:
         run = _run(args, endpoint, workers)
     except (EvalInputError, EvalConfigError) as exc:
-        _error(str(exc))
+        _error(args.prog, str(exc))
         return EXIT_USAGE
     except EvalOutputError as exc:
-        _error(str(exc))
+        _error(args.prog, str(exc))
         return EXIT_OUTPUT_ERROR
     except KeyboardInterrupt as exc:
         where = f"; continue with --resume --output {args.output}" if args.output else ""
-        print(f"{PROG}: interrupted{where}", file=sys.stderr)
+        print(f"{args.prog}: interrupted{where}", file=sys.stderr)
         return exit_status_of_interrupt(exc)
     return _print_outcome(run, args)
 
@@ -479,16 +557,16 @@ def _connect_reward_server(args: argparse.Namespace) -> int | None:
     try:
         token = read_token(args.reward_token_file)  # (no file: $REWARDKIT_SERVE_TOKEN, or None)
     except ServeConfigError as exc:
-        _error(f"--reward-token-file: {exc}")
+        _error(args.prog, f"--reward-token-file: {exc}")
         return EXIT_USAGE
     grader = RemoteGrader(args.reward_url, token=token)
     try:
         grader.connect()
     except RewardServerDown as exc:
-        _error(f"{exc}; nothing was graded (start the server, or check --reward-url)")
+        _error(args.prog, f"{exc}; nothing was graded (start the server, or check --reward-url)")
         return EXIT_NOTHING_SCORED
     except RewardServerRefused as exc:
-        _error(str(exc))
+        _error(args.prog, str(exc))
         return EXIT_USAGE
     args.grader = grader
     return None
@@ -502,12 +580,12 @@ def _run(args: argparse.Namespace, endpoint: ChatEndpoint | None, workers: int |
         warnings.simplefilter("ignore", RuntimeWarning)  # shown by main, in one line
         warnings.simplefilter("always", EvalWarning)
         try:
-            return run_math_eval(args.input, options=options)
+            return run_task(TASKS[args.task], args.input, options)
         finally:
             for warning in caught:
                 if issubclass(warning.category, EvalWarning):
                     print(
-                        f"{PROG}: warning: {escape_lone_surrogates(str(warning.message))}",
+                        f"{args.prog}: warning: {escape_lone_surrogates(str(warning.message))}",
                         file=sys.stderr,
                     )
                 else:
@@ -531,6 +609,8 @@ def _options(
         policy=args.policy,
         extract=args.extract,
         timeout=args.timeout,
+        sandbox=args.sandbox,
+        memory=args.memory,
         fields=fields,
         limit=args.limit,
         skip_bad=args.skip_bad,
@@ -564,11 +644,27 @@ def _grader_line(args: argparse.Namespace) -> str:
     return f"\ngraded by {getattr(grader, '__module__', '?')}:{name}"
 
 
+def _either(names: tuple[str, ...]) -> str:
+    """`A or B`, `A, B or C`."""
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def _settings_line(args: argparse.Namespace) -> str:
+    """The header's line of grading settings."""
+    if TASKS[args.task].runs_code:
+        memory = f", memory {args.memory >> 20}M" if args.memory else ""
+        return (
+            f"extract {args.extract}, timeout {args.timeout:g} s per test, "
+            f"sandbox {args.sandbox}{memory}"
+        )
+    return f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+
+
 def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
     """Print the summary table and where the outputs went; return the exit status."""
     title = escape_lone_surrogates(
-        f"{PROG}: {run.report['config']['input']}\n"
-        f"policy {args.policy}, extract {args.extract}, timeout {args.timeout:g} s"
+        f"{args.prog}: {run.report['config']['input']}\n"
+        + _settings_line(args)
         + _grader_line(args)
     )
     print_summary(
@@ -592,9 +688,9 @@ def _print_outcome(run: EvalRun, args: argparse.Namespace) -> int:
         if summary.n == 0:
             why = "--limit 0 grades no case" if args.limit == 0 else "the input has no cases"
         elif summary.n == 1:
-            why = "its one case is an ADAPTER_ERROR or HARNESS_ERROR"
+            why = f"its one case is an {_either(summary.excluded_tags)}"
         else:
-            why = f"all {summary.n} cases are ADAPTER_ERROR or HARNESS_ERROR"
-        _error(f"nothing could be scored: {why} (exit status {EXIT_NOTHING_SCORED})")
+            why = f"all {summary.n} cases are {_either(summary.excluded_tags)}"
+        _error(args.prog, f"nothing could be scored: {why} (exit status {EXIT_NOTHING_SCORED})")
         return EXIT_NOTHING_SCORED
     return EXIT_OK

@@ -4,10 +4,11 @@ themselves), or parsed cases (records, generated responses, Ray) through an exec
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 from rewardkit.evaluation.inputs.blocks import TaskSizer
-from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
+from rewardkit.evaluation.inputs.cases import Case, DecidedCase
 from rewardkit.evaluation.inputs.file import InputFile
 from rewardkit.evaluation.inputs.records import input_blocks, max_block_bytes
 from rewardkit.evaluation.main.executors import InProcessExecutor, chunk_cases
@@ -52,17 +53,20 @@ def grade_raw_lines(
 
 
 def grade_parsed(
-    source: Iterable[MathCase | DecidedCase],
+    source: Iterable[Case | DecidedCase],
     options: EvalOptions,
     *,
     workers: int,
     total: int | None,
+    task: str = "math",
 ) -> Iterator[ResultBatch]:
-    """Grade already-parsed cases (records, generated responses, Ray, in-process) as batches."""
-    grading, grader, include_response = options.grading, options.grader, options.include_response
+    """Grade already-parsed cases of `task` (records, generated responses, Ray, in-process, and
+    every code case) as batches."""
+    grading = dataclasses.replace(options.grading, task=task)
+    grader, include_response = options.grader, options.include_response
     if options.executor == "local" and workers >= 1:
-        generating = options.generation is not None
-        size = options.chunk_size or _chunk_size(total, workers, generating=generating)
+        one_by_one = options.generation is not None or task != "math"  # (code: ~0.1-10 s a case)
+        size = options.chunk_size or _chunk_size(total, workers, generating=one_by_one)
         pool = ProcessExecutor(
             grading,
             workers=workers,

@@ -20,11 +20,14 @@ _COMMAND_LINE = {
     "id_field": "--id-field",
     "response_field": "--response-field",
     "gold_field": "--gold-field",
+    "tests_field": "--tests-field",
     "question_field": "--question-field",
     "executor_ray": "--executor ray",
     "max_line_bytes": "--max-line-size",
     "limit": "--limit",
     "workers": "--workers",
+    "sandbox": "--sandbox",
+    "memory": "--memory",
 }
 
 _PYTHON = {
@@ -35,11 +38,14 @@ _PYTHON = {
     "id_field": "fields=FieldNames(id=...)",
     "response_field": "fields=FieldNames(response=...)",
     "gold_field": "fields=FieldNames(gold=(...,))",
+    "tests_field": "fields=FieldNames(gold=(...,))",
     "question_field": "fields=FieldNames(question=...)",
     "executor_ray": 'executor="ray"',
     "max_line_bytes": "max_line_bytes=...",
     "limit": "limit=...",
     "workers": "workers=...",
+    "sandbox": "sandbox=...",
+    "memory": "memory=...",
 }
 
 _names = [_PYTHON]

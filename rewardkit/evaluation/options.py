@@ -2,7 +2,9 @@
 
 `run_math_eval(data, **keywords)` takes them as keywords (each keyword is a field here, with
 the same default), or whole as `options=EvalOptions(...)`; the CLI builds one from its
-arguments, and a task (`rewardkit.evaluation.tasks`) reads the ones it grades with.
+arguments, and a task (`rewardkit.evaluation.tasks`) reads the ones it grades with. The defaults
+are the math task's; `EvalOptions.for_task(CODE, ...)` starts from another task's
+(`run_code_eval` does when given no options).
 """
 
 from __future__ import annotations
@@ -16,17 +18,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardkit.evaluation.errors import EvalConfigError, ray_extra_missing
-from rewardkit.evaluation.inputs.cases import DEFAULT_MAX_LINE_BYTES, FieldNames
+from rewardkit.evaluation.inputs.cases import (
+    DEFAULT_GOLD_FIELDS,
+    DEFAULT_MAX_LINE_BYTES,
+    FieldNames,
+)
 from rewardkit.evaluation.main.generation import ChatEndpoint
 from rewardkit.evaluation.main.pool import DEFAULT_WORKER_MEMORY
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.scoring import CaseResult
-from rewardkit.evaluation.tasks import MATH, Task
+from rewardkit.evaluation.tasks import MATH, TASKS, Task
 from rewardkit.evaluation.worker.grading import GradeOptions, Grader
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 EXECUTORS = ("local", "ray")
+SANDBOXES = ("auto", "bwrap", "wasm", "none")
+"""The code task's sandbox backends (`none`: trusted code only, by name, with a warning)."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +44,14 @@ class EvalOptions:
     `validate()` refuses out-of-range or contradictory options; `run_math_eval` calls it before
     opening any file, so messages name options as the caller spells them (CLI or Python)."""
 
-    policy: str = "lenient"
+    policy: str | None = "lenient"
     extract: str = "boxed"
     timeout: float = 1.0
+    """Seconds per case (math), per test (code)."""
+    sandbox: str = "auto"
+    """Where the code task runs programs (`SANDBOXES`)."""
+    memory: int | None = None
+    """Bytes a program of the code task may use (None: the grader's default, 1 GiB)."""
     fields: FieldNames = field(default_factory=FieldNames)
     limit: int | None = None
     skip_bad: bool = False
@@ -61,17 +74,29 @@ class EvalOptions:
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
     @classmethod
+    def for_task(cls, task: Task | str, **fields: Any) -> EvalOptions:
+        """Options with `task`'s defaults (`Task.defaults`: the code task's extract mode,
+        per-test timeout, ...) and `fields` replacing them."""
+        task = TASKS[task] if isinstance(task, str) else task
+        return cls(**{**task.defaults, **fields})
+
+    @classmethod
     def of(
-        cls, options: EvalOptions | None, keywords: Mapping[str, Any], *, caller: str
+        cls,
+        options: EvalOptions | None,
+        keywords: Mapping[str, Any],
+        *,
+        caller: str,
+        task: Task = MATH,
     ) -> EvalOptions:
-        """`options` (default: the defaults) with `keywords` replacing fields; an unknown keyword
-        is a `TypeError` naming `caller`, as Python's own would be. `fields=None` is the default
-        field names (as `run_math_eval` always took it)."""
+        """`options` (default: `task`'s defaults) with `keywords` replacing fields; an unknown
+        keyword is a `TypeError` naming `caller`, as Python's own would be. `fields=None` is the
+        default field names (as `run_math_eval` always took it)."""
         names = {item.name for item in dataclasses.fields(cls)}
         for name in keywords:
             if name not in names:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
-        base = options if options is not None else cls()
+        base = options if options is not None else cls.for_task(task)
         if "fields" in keywords and keywords["fields"] is None:
             keywords = {**keywords, "fields": FieldNames()}
         return dataclasses.replace(base, **keywords)
@@ -79,7 +104,22 @@ class EvalOptions:
     @property
     def grading(self) -> GradeOptions:
         """The options a grader call takes (what worker processes need of these)."""
-        return GradeOptions(policy=self.policy, extract=self.extract, timeout=self.timeout)
+        return GradeOptions(
+            policy=self.policy or "",
+            extract=self.extract,
+            timeout=self.timeout,
+            sandbox=self.sandbox,
+            memory=self.memory,
+        )
+
+    def resolved(self, task: Task) -> EvalOptions:
+        """These options as `task` reads its records: the default gold field names are the
+        task's own (`tests` for code)."""
+        if self.fields.gold != DEFAULT_GOLD_FIELDS or task.gold_fields == DEFAULT_GOLD_FIELDS:
+            return self
+        return dataclasses.replace(
+            self, fields=dataclasses.replace(self.fields, gold=task.gold_fields)
+        )
 
     @property
     def include_response(self) -> bool:
@@ -116,18 +156,55 @@ class EvalOptions:
             )
 
 
+def _other_task_hint(task: Task) -> str:
+    """Advice for options made with another task's defaults (`EvalOptions()` is math's)."""
+    if task is MATH:
+        return ""
+    return (
+        f" (EvalOptions() holds the math task's defaults; "
+        f"EvalOptions.for_task({task.name!r}, ...) starts from the {task.name} task's)"
+    )
+
+
 def _validate_grading(options: EvalOptions, task: Task) -> None:
-    if options.policy not in task.policies:
+    if task.policies and options.policy not in task.policies:
         raise EvalConfigError(
             f"policy must be one of {', '.join(task.policies)}, got {options.policy!r}"
+        )
+    if not task.policies and options.policy is not None:
+        raise EvalConfigError(
+            f"the {task.name} task has no policy, got {options.policy!r}" + _other_task_hint(task)
         )
     if options.extract not in task.extract_modes:
         raise EvalConfigError(
             f"extract must be one of {', '.join(task.extract_modes)}, got {options.extract!r}"
+            + _other_task_hint(task)
         )
     if not options.timeout > 0:
         raise EvalConfigError(
             f"timeout must be a positive number of seconds, got {options.timeout!r}"
+        )
+    _validate_sandbox(options, task)
+
+
+def _validate_sandbox(options: EvalOptions, task: Task) -> None:
+    """`sandbox` and `memory` are the options of tasks that run model code."""
+    if not task.runs_code:
+        for name, default in (("sandbox", "auto"), ("memory", None)):
+            if getattr(options, name) != default:
+                raise EvalConfigError(
+                    f"{option(name)} is an option of tasks that run code (rewardkit eval code); "
+                    f"the {task.name} task runs none"
+                )
+        return
+    if options.sandbox not in SANDBOXES:
+        raise EvalConfigError(
+            f"sandbox must be one of {', '.join(SANDBOXES)}, got {options.sandbox!r}"
+        )
+    if options.memory is not None and options.memory < 16 << 20:
+        raise EvalConfigError(
+            f"{option('memory')} must be at least 16M (bytes a program may use), "
+            f"got {options.memory}"
         )
 
 

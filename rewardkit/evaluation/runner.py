@@ -1,4 +1,5 @@
-"""`run_math_eval`: the batch API behind `rewardkit eval math`, importable from training loops.
+"""`run_math_eval` and `run_code_eval`: the batch API behind `rewardkit eval math|code`,
+importable from training loops; both are `run_task` of their task.
 
 A run reads as its steps: validate the options; open the input (once: every reader reads that
 file) and lock the results file; resume (read the results already there, refusing another
@@ -26,6 +27,8 @@ from rewardkit._version import __version__
 from rewardkit.evaluation.dispatch import grade_parsed, grade_raw_lines
 from rewardkit.evaluation.errors import EvalConfigError, InputReplacedWarning
 from rewardkit.evaluation.inputs.cases import (
+    Case,
+    CodeCase,
     DecidedCase,
     FieldNames,
     MathCase,
@@ -64,7 +67,7 @@ from rewardkit.evaluation.main.results_file import (
 from rewardkit.evaluation.option_names import option
 from rewardkit.evaluation.options import EvalOptions, option_keywords
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
-from rewardkit.evaluation.tasks import MATH, Task
+from rewardkit.evaluation.tasks import CODE, MATH, Task
 from rewardkit.evaluation.worker.batch import ResultBatch
 from rewardkit.evaluation.worker.grading import Grader
 
@@ -86,7 +89,7 @@ class EvalRun:
 
     @property
     def score(self) -> float | None:
-        """`passed / (cases - ADAPTER_ERROR - HARNESS_ERROR)`."""
+        """`passed / (cases - ADAPTER_ERROR - HARNESS_ERROR)` (and `- SANDBOX_ERROR` for code)."""
         return self.summary.score
 
 
@@ -141,7 +144,8 @@ def _grader_name(grader: Grader | None, task: Task) -> str:
 
 
 def _grading_config(options: EvalOptions, task: Task) -> dict[str, Any]:
-    """The settings that decide verdicts: a resumed run must use the same ones."""
+    """The settings that decide verdicts: a resumed run must use the same ones (the sandbox
+    and a program's memory too, for code)."""
     fields, generation = options.fields, options.generation
     used_fields: dict[str, Any] = {
         "id": fields.id,
@@ -151,15 +155,18 @@ def _grading_config(options: EvalOptions, task: Task) -> dict[str, Any]:
     }
     if generation is not None:
         used_fields["question"] = fields.question
-    return {
+    config = {
         "task": task.name,
-        "policy": options.grading.policy,
-        "extract": options.grading.extract,
-        "timeout": options.grading.timeout,
+        "policy": options.policy,
+        "extract": options.extract,
+        "timeout": options.timeout,
         "fields": used_fields,
         "grader": _grader_name(options.grader, task),
         "generation": None if generation is None else generation.verdict_settings(),
     }
+    if task.runs_code:
+        config.update(sandbox=options.sandbox, memory=options.memory)
+    return config
 
 
 @dataclass
@@ -246,13 +253,40 @@ def run_math_eval(
     return run_task(MATH, data, EvalOptions.of(options, keywords, caller="run_math_eval"))
 
 
+@option_keywords
+def run_code_eval(
+    data: str | Path | Iterable[Mapping[str, Any] | CodeCase] | None = None,
+    *,
+    options: EvalOptions | None = None,
+    **keywords: Any,
+) -> EvalRun:
+    """Run the program in each response against its case's tests, inside a sandbox, and return
+    results, summary and report: `run_math_eval`'s run (the same options, outputs, resume,
+    workers and errors) with the code task's grader, `rewardkit.code.grade_code`.
+
+    Each record has an id, a response and `tests` (any form `rewardkit.code.parse_tests`
+    reads); None grades the shipped sample. Without `options`, the defaults are the code
+    task's (`EvalOptions.for_task("code")`: extract `last`, `timeout` 10 s per test); `sandbox`
+    (`auto`, `bwrap`, `wasm`; `none` for trusted code only) and `memory` (bytes per program)
+    go to the grader. A sandbox that cannot run here is refused before any grading
+    (`EvalConfigError` saying what to install). `SANDBOX_ERROR` cases are our side's failures:
+    excluded from the score, like `HARNESS_ERROR`.
+    """
+    return run_task(
+        CODE, data, EvalOptions.of(options, keywords, caller="run_code_eval", task=CODE)
+    )
+
+
 def run_task(
     task: Task,
-    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None,
+    data: str | Path | Iterable[Mapping[str, Any] | Case] | None,
     options: EvalOptions,
 ) -> EvalRun:
     """Run `task` on `data` with `options` (validated first): the steps every task shares."""
     options.validate(task)
+    options = options.resolved(task)
+    if task.runs_code and options.grader is None:
+        _check_sandbox(options.sandbox)
     source = _open(task, data, options)
     failed = True
     try:
@@ -265,9 +299,26 @@ def run_task(
     return run
 
 
+def _check_sandbox(name: str) -> None:
+    """Refuse a run whose sandbox cannot run here before any grading (`EvalConfigError` saying
+    what to install), rather than a `SANDBOX_ERROR` for every case. `none` needs nothing."""
+    if name == "none":
+        return
+    from rewardkit.code.sandbox.selection import available_backends, unavailable_message
+
+    reasons = available_backends()
+    if name == "auto" and all(reason is not None for reason in reasons.values()):
+        raise EvalConfigError(unavailable_message(reasons))
+    if name != "auto" and reasons.get(name) is not None:
+        raise EvalConfigError(
+            f"the {name} sandbox is not usable here: {reasons[name]}. "
+            + unavailable_message({name: reasons[name]})
+        )
+
+
 def _open(
     task: Task,
-    data: str | Path | Iterable[Mapping[str, Any] | MathCase] | None,
+    data: str | Path | Iterable[Mapping[str, Any] | Case] | None,
     options: EvalOptions,
 ) -> _Source:
     """Check every output before any grading, open the input (every reader reads this file),
@@ -305,7 +356,10 @@ def _open(
         ),
         grading=_grading_config(options, task),
         workers=workers,
-        raw_lines=path is not None and options.generation is None and options.executor == "local",
+        raw_lines=task.raw_lines
+        and path is not None
+        and options.generation is None
+        and options.executor == "local",
         lock=lock,
     )
 
@@ -374,7 +428,7 @@ def _grade(
         return grade_raw_lines(
             source.input, options, workers=source.workers, done_ids=resumed.done_ids
         )
-    cases: Iterable[MathCase | DecidedCase]
+    cases: Iterable[Case | DecidedCase]
     need_response = options.generation is None
     if source.input is not None:
         cases = cases_of_lines(
@@ -384,9 +438,12 @@ def _grade(
             skip_bad=options.skip_bad,
             limit=options.limit,
             need_response=need_response,
+            task=source.task,
         )
     else:
-        cases = records_to_cases(source.records or [], options.fields, need_response)
+        cases = records_to_cases(
+            source.records or [], options.fields, need_response, task=source.task
+        )
         if options.limit is not None:
             cases = itertools.islice(cases, options.limit)
     if resumed.done_ids:
@@ -394,7 +451,9 @@ def _grade(
     if options.generation is not None:
         client = ChatClient(options.generation)
         cases = generate_cases(cases, client, concurrency=options.concurrency)
-    return grade_parsed(cases, options, workers=source.workers, total=resumed.total)
+    return grade_parsed(
+        cases, options, workers=source.workers, total=resumed.total, task=source.task.name
+    )
 
 
 def _write(source: _Source, options: EvalOptions, resumed: _Resumed) -> _Written:
@@ -511,7 +570,7 @@ def _summarise(
     )
     for batch in written.batches:
         counts.update(batch.counts)
-    summary = summarize_counts(counts)
+    summary = summarize_counts(counts, source.task)
     timings = Timings(
         wall_seconds=written.wall_seconds,
         grading_seconds=sum(batch.grading_seconds for batch in written.batches),
@@ -540,6 +599,7 @@ def _summarise(
         page = render_html(
             run.results,
             summary,
+            task=source.task,
             title=f"{source.task.prog}: {source.name}",
             config={**config, "fields": None},
             timings=document["timings"],
@@ -564,13 +624,13 @@ def _settle_duplicates(
 
 def _report_config(source: _Source, options: EvalOptions) -> dict[str, Any]:
     """The report's `config`: what was graded and how (reproducible: no timings)."""
-    grading, generation = options.grading, options.generation
-    return {
+    generation = options.generation
+    config = {
         "task": source.task.name,
         "input": source.name,
-        "policy": grading.policy,
-        "extract": grading.extract,
-        "timeout": grading.timeout,
+        "policy": options.policy,
+        "extract": options.extract,
+        "timeout": options.timeout,
         "fields": source.grading["fields"],
         "limit": options.limit,
         "skip_bad": options.skip_bad,
@@ -578,6 +638,9 @@ def _report_config(source: _Source, options: EvalOptions) -> dict[str, Any]:
         "rewardkit_version": __version__,
         "input_sha256": source.fingerprint.to_json()["sha256"],
     }
+    if source.task.runs_code:
+        config.update(sandbox=options.sandbox, memory=options.memory)
+    return config
 
 
 def _with_responses(

@@ -1,6 +1,7 @@
-"""Case outcomes and the score: `score = passed / (cases - ADAPTER_ERROR - HARNESS_ERROR)`.
+"""Case outcomes and the score: `score = passed / (cases - ADAPTER_ERROR - HARNESS_ERROR)`
+(and `- SANDBOX_ERROR` for code).
 
-Our side's failures (the endpoint, the harness, a bad gold) are excluded from the
+Our side's failures (the endpoint, the harness, a bad gold, the sandbox) are excluded from the
 denominator, so they can never move the model's score; every non-pass has exactly one tag.
 """
 
@@ -10,12 +11,30 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
-from rewardkit.failures import FailureTag
+from rewardkit.evaluation.tasks import MATH, Task
+from rewardkit.runtime.define.failures import FailureTag
 
 EXCLUDED_TAGS = frozenset({FailureTag.ADAPTER_ERROR, FailureTag.HARNESS_ERROR})
-"""Tags that are our side's failures and leave the score's denominator."""
+"""Tags that are our side's failures and leave the score's denominator (every task's; a
+task may add its own: `Task.excluded`, code's `SANDBOX_ERROR`)."""
+
+Tag = Enum
+"""A case's failure tag: a `FailureTag`, or a task's own (`rewardkit.code.CodeTag`); its value
+is the outcome's name."""
+
+
+def tag_of(value: str) -> Tag:
+    """The tag named `value` (a `FailureTag`, else a `CodeTag`); `ValueError` for neither."""
+    try:
+        return FailureTag(value)
+    except ValueError:
+        from rewardkit.code.verdict import CodeTag
+
+        return CodeTag(value)
+
 
 PASS = "PASS"
 """The outcome name of a passing case in counts and reports (passing cases carry no tag)."""
@@ -32,7 +51,7 @@ class CaseResult:
 
     id: str
     passed: bool
-    tag: FailureTag | None
+    tag: Tag | None
     detail: Mapping[str, str | None]
     line: int | None = None
     response: str | None = None
@@ -111,7 +130,7 @@ class CaseResult:
         return cls(
             id=str(record["id"]),
             passed=bool(record["passed"]),
-            tag=None if tag is None else FailureTag(tag),
+            tag=None if tag is None else tag_of(tag),
             detail=dict(record["detail"]),
             line=record.get("line"),
             response=record.get("response") if response is None else response,
@@ -149,11 +168,14 @@ class Summary:
     failure_counts: dict[str, int]
     reason_counts: dict[str, int]
     reasons_by_outcome: dict[str, dict[str, int]]
+    excluded_tags: tuple[str, ...] = MATH.excluded
+    """The tags left out of the denominator (the task's: `Task.excluded`)."""
 
     @property
     def excluded(self) -> int:
-        """Cases left out of the denominator (`ADAPTER_ERROR` + `HARNESS_ERROR`)."""
-        return sum(self.failure_counts[tag.value] for tag in EXCLUDED_TAGS)
+        """Cases left out of the denominator (`ADAPTER_ERROR` + `HARNESS_ERROR`, and for code
+        `SANDBOX_ERROR`)."""
+        return sum(self.failure_counts.get(tag, 0) for tag in self.excluded_tags)
 
     @property
     def scored(self) -> int:
@@ -166,17 +188,17 @@ class Summary:
         return self.passed / self.scored if self.scored else None
 
 
-def summarize(results: Iterable[CaseResult]) -> Summary:
-    """Count outcomes and reasons; every tag appears in `failure_counts`, zero or not."""
-    return summarize_outcomes((result.outcome, result.reason) for result in results)
+def summarize(results: Iterable[CaseResult], task: Task = MATH) -> Summary:
+    """Count outcomes and reasons; every tag of `task` appears in `failure_counts`, zero or not."""
+    return summarize_outcomes(((result.outcome, result.reason) for result in results), task)
 
 
-def summarize_outcomes(keys: Iterable[tuple[str, str]]) -> Summary:
+def summarize_outcomes(keys: Iterable[tuple[str, str]], task: Task = MATH) -> Summary:
     """`summarize` from `(outcome, reason)` pairs alone."""
-    return summarize_counts(Counter(keys))
+    return summarize_counts(Counter(keys), task)
 
 
-def summarize_counts(pairs: Mapping[tuple[str, str], int]) -> Summary:
+def summarize_counts(pairs: Mapping[tuple[str, str], int], task: Task = MATH) -> Summary:
     """`summarize` from how many results have each `(outcome, reason)`: what a run keeps."""
     outcomes: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
@@ -187,15 +209,16 @@ def summarize_counts(pairs: Mapping[tuple[str, str], int]) -> Summary:
         outcomes[outcome] += count
         reasons[reason] += count
         by_outcome.setdefault(outcome, Counter())[reason] += count
-    order = [PASS, *(tag.value for tag in FailureTag)]
+    order = [PASS, *task.tags]
     return Summary(
         n=n,
         passed=outcomes[PASS],
-        failure_counts={tag.value: outcomes[tag.value] for tag in FailureTag},
+        failure_counts={tag: outcomes[tag] for tag in task.tags},
         reason_counts=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         reasons_by_outcome={
             name: dict(sorted(by_outcome[name].items(), key=lambda kv: (-kv[1], kv[0])))
             for name in order
             if name in by_outcome
         },
+        excluded_tags=task.excluded,
     )

@@ -40,7 +40,7 @@ def test_a_missing_task_is_still_the_parent_parsers_error(run_cli) -> None:
         [*cli_command()[:-1], "mth"], capture_output=True, text=True, env=cli_env(), timeout=120
     )
     assert proc.returncode == 2
-    assert "rewardkit eval: error: argument {math}: invalid choice: 'mth'" in proc.stderr
+    assert "rewardkit eval: error: argument {math,code}: invalid choice: 'mth'" in proc.stderr
 
 
 @pytest.mark.parametrize(

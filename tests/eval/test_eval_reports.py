@@ -8,7 +8,7 @@ import pytest
 from eval_helpers import read_jsonl
 
 from rewardkit.evaluation import SCHEMA_VERSION, sample_path
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 
 @pytest.fixture(scope="module")

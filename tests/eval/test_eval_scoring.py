@@ -9,7 +9,7 @@ from eval_helpers import write_jsonl
 
 from rewardkit.evaluation import CaseResult, run_math_eval, summarize
 from rewardkit.evaluation.scoring import make_detail
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 
 def result(case_id: str, tag: FailureTag | None, reason: str = "exact") -> CaseResult:

@@ -1,4 +1,5 @@
-"""Reading evaluation inputs: one JSONL line becomes one `MathCase`, or a typed error naming file:line.
+"""Reading evaluation inputs: one JSONL line becomes one case (a `MathCase`, a `CodeCase`), or a
+typed error naming file:line.
 
 Cases keep their line number so every later message (a malformed line, a bad gold, a crash)
 can point back at the place in the input that caused it.
@@ -15,8 +16,9 @@ from typing import IO, Any
 import orjson
 
 from rewardkit.evaluation.option_names import option
-from rewardkit.failures import FailureTag
+from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.math.verdict import quoted
+from rewardkit.runtime.define.failures import FailureTag
 
 DEFAULT_GOLD_FIELDS = ("gold", "answer")
 """Gold field names tried in order when the user did not name one (`answer` is MATH's)."""
@@ -55,6 +57,22 @@ class MathCase:
     gold: str
     line: int | None = None
     question: str | None = None
+
+
+@dataclass(frozen=True)
+class CodeCase:
+    """One response whose program runs against `tests` (a data set's tests object, in any form
+    `rewardkit.code.parse_tests` reads); `line` is its 1-based line in the input."""
+
+    id: str
+    response: str
+    tests: Any
+    line: int | None = None
+    question: str | None = None
+
+
+Case = MathCase | CodeCase
+"""A case to grade, of any task."""
 
 
 @dataclass(frozen=True)
@@ -212,9 +230,16 @@ def _case_id(record: dict[str, Any], fields: FieldNames, *, path: str, line: int
 
 
 def parse_case_line(
-    raw: str, *, path: str, line: int, fields: FieldNames, need_response: bool = True
-) -> MathCase | DecidedCase:
-    """Turn one JSONL line into a case; raise `EvalInputError` naming `path:line` if it is malformed.
+    raw: str,
+    *,
+    path: str,
+    line: int,
+    fields: FieldNames,
+    need_response: bool = True,
+    task: Task = MATH,
+) -> Case | DecidedCase:
+    """Turn one JSONL line into a case of `task`; raise `EvalInputError` naming `path:line` if
+    it is malformed.
 
     A line whose error field is set (a generation failure recorded by whoever produced the
     file) becomes an `ADAPTER_ERROR` case rather than a malformed line.
@@ -227,11 +252,55 @@ def parse_case_line(
     case_id = _case_id(record, fields, path=path, line=line)
     try:
         return _case_of_record(
-            record, case_id, path=path, line=line, fields=fields, need_response=need_response
+            record,
+            case_id,
+            path=path,
+            line=line,
+            fields=fields,
+            need_response=need_response,
+            task=task,
         )
     except EvalInputError as exc:
         exc.case_id = case_id
         raise
+
+
+def _as_tests(value: object) -> object | None:
+    """A code case's tests arrive as an object, a list, or either as a JSON string (APPS's
+    `input_output`); their form is the grader's to read (a bad one is our side's failure)."""
+    return value if isinstance(value, (dict, list, str)) else None
+
+
+_GOLD_TYPES = {"math": "a string or a number", "code": "an object, a list or a JSON string"}
+"""What each task's gold may be, for messages (`_gold_of`)."""
+
+
+def _gold_of(
+    record: dict[str, Any], case_id: str, *, path: str, line: int, fields: FieldNames, task: Task
+) -> Any:
+    """The value a case of `task` is graded against: a math gold as text, code tests as given."""
+    gold_value: object = None
+    for name in fields.gold:
+        if name in record:
+            gold_value = record[name]
+            break
+    else:
+        raise EvalInputError(
+            f"case {quoted(case_id)}: missing {task.gold} field "
+            f"{' or '.join(map(quoted, fields.gold))} "
+            f"(choose one with {option(task.gold + '_field')})",
+            path=path,
+            line=line,
+        )
+    gold = _as_tests(gold_value) if task.runs_code else _as_text(gold_value)
+    if gold is None:
+        raise EvalInputError(
+            f"case {quoted(case_id)}: {task.gold} must be {_GOLD_TYPES[task.name]}, "
+            f"got {type(gold_value).__name__}",
+            path=path,
+            line=line,
+        )
+    return gold
 
 
 def _case_of_record(
@@ -242,27 +311,11 @@ def _case_of_record(
     line: int,
     fields: FieldNames,
     need_response: bool,
-) -> MathCase | DecidedCase:
+    task: Task,
+) -> Case | DecidedCase:
     """The case of a record whose id is `case_id` (`parse_case_line`'s second half)."""
-    gold_value: object = None
-    for name in fields.gold:
-        if name in record:
-            gold_value = record[name]
-            break
-    else:
-        raise EvalInputError(
-            f"case {quoted(case_id)}: missing gold field {' or '.join(map(quoted, fields.gold))} "
-            f"(choose one with {option('gold_field')})",
-            path=path,
-            line=line,
-        )
-    gold = _as_text(gold_value)
-    if gold is None:
-        raise EvalInputError(
-            f"case {quoted(case_id)}: gold must be a string or a number, got {type(gold_value).__name__}",
-            path=path,
-            line=line,
-        )
+    gold = _gold_of(record, case_id, path=path, line=line, fields=fields, task=task)
+    make = CodeCase if task.runs_code else MathCase
     question = record.get(fields.question)
     question = question if isinstance(question, str) else None
     upstream_error = record.get(fields.error)
@@ -273,7 +326,7 @@ def _case_of_record(
             tag=FailureTag.ADAPTER_ERROR,
             error=f"generation failed upstream: {text}",
             line=line,
-            gold=gold,
+            gold=None if task.runs_code else gold,
         )
     if not need_response:
         if question is None:
@@ -283,7 +336,7 @@ def _case_of_record(
                 path=path,
                 line=line,
             )
-        return MathCase(id=case_id, response="", gold=gold, line=line, question=question)
+        return make(case_id, "", gold, line, question)
     response = record.get(fields.response)
     if not isinstance(response, str):
         found = "missing" if fields.response not in record else f"a {type(response).__name__}"
@@ -293,7 +346,7 @@ def _case_of_record(
             path=path,
             line=line,
         )
-    return MathCase(id=case_id, response=response, gold=gold, line=line, question=question)
+    return make(case_id, response, gold, line, question)
 
 
 def read_cases(
@@ -304,7 +357,8 @@ def read_cases(
     limit: int | None = None,
     need_response: bool = True,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> Iterator[MathCase | DecidedCase]:
+    task: Task = MATH,
+) -> Iterator[Case | DecidedCase]:
     """Yield the cases of a JSONL file lazily, in file order, skipping blank lines.
 
     A malformed line raises `EvalInputError` (file:line), or with `skip_bad` becomes a
@@ -324,6 +378,7 @@ def read_cases(
             skip_bad=skip_bad,
             limit=limit,
             need_response=need_response,
+            task=task,
         )
 
 
@@ -340,7 +395,8 @@ def cases_of_lines(
     skip_bad: bool = False,
     limit: int | None = None,
     need_response: bool = True,
-) -> Iterator[MathCase | DecidedCase]:
+    task: Task = MATH,
+) -> Iterator[Case | DecidedCase]:
     """`read_cases` over numbered raw lines (from `numbered_lines`)."""
     seen: dict[str, int] = {}
     count = 0
@@ -357,7 +413,12 @@ def cases_of_lines(
                     f"not UTF-8 text ({exc.reason})", path=path, line=number
                 ) from None
             case = parse_case_line(
-                text, path=path, line=number, fields=fields, need_response=need_response
+                text,
+                path=path,
+                line=number,
+                fields=fields,
+                need_response=need_response,
+                task=task,
             )
             if case.id in seen:
                 raise EvalInputError(

@@ -17,6 +17,8 @@ from rewardkit.evaluation.inputs.blocks import (
     read_spans,
 )
 from rewardkit.evaluation.inputs.cases import (
+    Case,
+    CodeCase,
     DecidedCase,
     EvalInputError,
     FieldNames,
@@ -25,6 +27,7 @@ from rewardkit.evaluation.inputs.cases import (
     parse_case_line,
 )
 from rewardkit.evaluation.inputs.file import InputFile
+from rewardkit.evaluation.tasks import MATH, Task
 from rewardkit.math.verdict import quoted
 
 
@@ -64,13 +67,16 @@ def max_block_bytes(size: int, workers: int) -> int:
 
 
 def records_to_cases(
-    records: Iterable[Mapping[str, Any] | MathCase], fields: FieldNames, need_response: bool
-) -> Iterator[MathCase | DecidedCase]:
-    """Records given as Python objects (dicts, `MathCase`s) as cases; a duplicate id is an
-    `EvalInputError` naming the record's position."""
+    records: Iterable[Mapping[str, Any] | Case],
+    fields: FieldNames,
+    need_response: bool,
+    task: Task = MATH,
+) -> Iterator[Case | DecidedCase]:
+    """Records given as Python objects (dicts, `MathCase`s, `CodeCase`s) as cases of `task`; a
+    duplicate id is an `EvalInputError` naming the record's position."""
     seen: set[str] = set()
     for number, record in enumerate(records, start=1):
-        if isinstance(record, (MathCase, DecidedCase)):
+        if isinstance(record, (MathCase, CodeCase, DecidedCase)):
             case = record
         else:
             case = parse_case_line(
@@ -79,6 +85,7 @@ def records_to_cases(
                 line=number,
                 fields=fields,
                 need_response=need_response,
+                task=task,
             )
         if case.id in seen:
             raise EvalInputError(f"duplicate id {quoted(case.id)}", path="<records>", line=number)
@@ -87,23 +94,23 @@ def records_to_cases(
 
 
 def record_ids(
-    records: Iterable[Mapping[str, Any] | MathCase], fields: FieldNames
+    records: Iterable[Mapping[str, Any] | Case], fields: FieldNames
 ) -> Iterator[tuple[int, str | None]]:
     """The position and id of each record (None where it has no usable id)."""
     for number, record in enumerate(records, start=1):
-        if isinstance(record, (MathCase, DecidedCase)):
+        if isinstance(record, (MathCase, CodeCase, DecidedCase)):
             yield number, record.id
         else:
             yield number, case_id_of(record, fields) if isinstance(record, dict) else None
 
 
 def skip_done(
-    source: Iterable[MathCase | DecidedCase], done_ids: set[str], responses: dict[str, str]
-) -> Iterator[MathCase | DecidedCase]:
+    source: Iterable[Case | DecidedCase], done_ids: set[str], responses: dict[str, str]
+) -> Iterator[Case | DecidedCase]:
     """Drop the cases already in the results file, keeping their responses for the HTML report."""
     for case in source:
         if case.id in done_ids:
-            if isinstance(case, MathCase):
+            if isinstance(case, (MathCase, CodeCase)):
                 responses[case.id] = case.response
             continue
         yield case

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from rewardkit.evaluation.inputs.cases import (
+    Case,
     DecidedCase,
-    MathCase,
 )
 from rewardkit.evaluation.option_names import option_with
 from rewardkit.evaluation.scoring import CaseResult
@@ -46,7 +46,7 @@ class InProcessExecutor:
     def results(self, cases: Iterable[SourceItem]) -> Iterator[CaseResult]:
         """Yield each case's result in input order (the grader's symbolic workers start with
         the first case that needs them: `LazySymbolicWorkers`)."""
-        symbolic = LazySymbolicWorkers(self.grader)
+        symbolic = LazySymbolicWorkers(self.grader, self.options.task)
         for case in cases:
             if isinstance(case, DecidedCase):
                 yield decided_to_result(case)
@@ -56,7 +56,7 @@ class InProcessExecutor:
 
 def chunk_cases(cases: Iterable[SourceItem], size: int) -> Iterator[Chunk | DecidedCase]:
     """Group parsed cases into chunks of `size`; decided cases pass through on their own."""
-    chunk: list[MathCase] = []
+    chunk: list[Case] = []
     for case in cases:
         if isinstance(case, DecidedCase):
             yield case

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
 from rewardkit.evaluation.main.redaction import Redactor, redact_url, url_secrets
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 DEFAULT_SYSTEM_PROMPT = (
     "Solve the problem. Reason step by step, then give the final answer in \\boxed{}, "

@@ -36,6 +36,8 @@ from rewardkit.evaluation.inputs.blocks import (
     resolve_block,
 )
 from rewardkit.evaluation.inputs.cases import (
+    Case,
+    CodeCase,
     DecidedCase,
     EvalInputError,
     FieldNames,
@@ -250,7 +252,9 @@ class ProcessExecutor:
         worker forked yet), deferred signals, and the parent's objects frozen before forking."""
         context = self._context()
         if self.grader is None:
-            default_grader()  # imported once here, shared by forked workers (~0.3 s each otherwise)
+            default_grader(
+                self.options.task
+            )  # imported once here, shared by forked workers (~0.3 s each otherwise)
         slots = self.max_inflight + 4 * self.workers
         progress = context.Array("d", [-1.0] * (2 * slots), lock=False)
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -416,7 +420,7 @@ class ProcessExecutor:
         source = self.line_settings.source if self.line_settings is not None else None
         return resolve_block(chunk, source)
 
-    def _case_of(self, item: Chunk) -> MathCase:
+    def _case_of(self, item: Chunk) -> Case:
         """The parsed case behind a one-case chunk, for results made in the parent (crash, timeout)."""
         if isinstance(item, list):
             return item[0]
@@ -497,6 +501,16 @@ class ProcessExecutor:
                 backlog.append((single, False))
         return batch_of(crashed, include_response=self.include_response) if crashed else None
 
+    def _code_budget(self, chunk: Chunk, index: int) -> float:
+        """A code case's deadline: its tests' budgets (the sandbox enforces each; past this the
+        grader hung: `HARNESS_ERROR`, reason `grader_hung`)."""
+        case = chunk[index] if isinstance(chunk, list) and index < len(chunk) else None
+        if not isinstance(case, CodeCase):
+            return self.kill_after
+        from rewardkit.evaluation.worker.code_grading import case_budget  # (code tasks only)
+
+        return case_budget(case, self.options, self.kill_after - self.options.timeout)
+
     def _enforce_deadlines(self, state: _RunState) -> ResultBatch | None:
         """Kill the worker of any case that overran its budget; requeue the rest of its chunk."""
         running, progress, backlog = state.running, state.progress, state.backlog
@@ -508,7 +522,10 @@ class ProcessExecutor:
                 continue
             started = progress[2 * slot + 1]
             waited = now - started
-            if waited <= self.kill_after:
+            deadline = self.kill_after
+            if self.options.task != "math":
+                deadline = self._code_budget(job.chunk, index)
+            if waited <= deadline:
                 continue
             if not job.future.cancel():  # finished meanwhile: its "done" event will deliver it
                 continue
@@ -517,7 +534,7 @@ class ProcessExecutor:
             case = self._case_of(single)
             timed_out.append(
                 hung_grader_result(case, self.grader, waited)
-                if harness_seconds(self.grader)
+                if harness_seconds(self.grader) or self.options.task != "math"
                 else timeout_result(case, self.options.timeout, waited)
             )
             backlog.extend((chunk, False) for chunk in rest)
@@ -564,7 +581,12 @@ class _Pools:
         executor = self.executor
         forked = self.context.get_start_method() == "fork"
         # (after a warm-up, never cold again: if the part failed to load here, workers try)
-        cold = forked and SYMBOLIC_MODULE not in sys.modules and not self.warm.is_set()
+        cold = (
+            forked
+            and executor.options.task == "math"
+            and SYMBOLIC_MODULE not in sys.modules
+            and not self.warm.is_set()
+        )
         if self.freeze and self.started:
             gc.freeze()  # what the warm-up loaded, shared with the new workers too
         pool = pebble.ProcessPool(
@@ -578,6 +600,7 @@ class _Pools:
                 frozenset(executor.done_ids),
                 cold,
                 False if forked else executor.grader,
+                executor.options.task,
             ),
             context=self.context,
         )
@@ -598,7 +621,7 @@ class _Pools:
     def _warm_up(self) -> None:
         try:
             with _forks_held():  # no fork mid-import (pebble replaces workers from its thread)
-                warm_up(self.executor.grader)
+                warm_up(self.executor.grader, self.executor.options.task)
         finally:
             self.warm.set()
 

@@ -29,7 +29,7 @@ def _grade_chunk_on_ray(
 ) -> list[CaseResult]:
     """Body of the Ray task: grade each case of a chunk with the grader's own sandbox, started
     first (once per Ray worker process) so that no case's budget is spent waiting for it."""
-    start_symbolic_workers(grader)
+    start_symbolic_workers(grader, options.task)
     return [grade_case(case, options, sandbox=True, grader=grader) for case in cases]
 
 

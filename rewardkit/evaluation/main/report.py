@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rewardkit.evaluation.main.output_files import encode_text, write_atomically
 from rewardkit.evaluation.scoring import PASS, Summary
-from rewardkit.failures import FailureTag
 
 if TYPE_CHECKING:  # rich is imported when a table is printed (~20 ms of every start-up)
     from rich.table import Table
@@ -122,7 +121,7 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
     table.add_column("cases", justify="right")
     table.add_column("share", justify="right")
     table.add_column("decided by (reason: cases)")
-    outcomes = [PASS, *(tag.value for tag in FailureTag)]
+    outcomes = [PASS, *summary.failure_counts]  # (the task's tags, in its order)
     for outcome in outcomes:
         count = summary.passed if outcome == PASS else summary.failure_counts[outcome]
         share = f"{count / summary.n:.1%}" if summary.n else "-"
@@ -134,9 +133,14 @@ def summary_table(summary: Summary, *, title: str, timings: Timings, workers_tex
         "score",
         format_score(summary.score),
         "",
-        f"{summary.passed} / {summary.scored} (ADAPTER_ERROR and HARNESS_ERROR excluded)",
+        f"{summary.passed} / {summary.scored} ({_joined(summary.excluded_tags)} excluded)",
     )
     return table
+
+
+def _joined(names: tuple[str, ...]) -> str:
+    """`A and B`, `A, B and C`."""
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def print_summary(table: Table, stream: TextIO) -> None:

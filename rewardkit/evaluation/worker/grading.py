@@ -1,4 +1,5 @@
-"""Grading one case with the math grader and turning its verdict into a `CaseResult`.
+"""Grading one case with its task's grader and turning its verdict into a `CaseResult`
+(math here; code's in `worker.code_grading`).
 
 This module is what worker processes (local or Ray) import, so it stays small: it never
 raises for a case, it turns any grader exception into a `HARNESS_ERROR` naming it.
@@ -14,9 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.evaluation.inputs.cases import DecidedCase, MathCase
+from rewardkit.evaluation.inputs.cases import Case, CodeCase, DecidedCase, MathCase
 from rewardkit.evaluation.scoring import CaseResult, make_detail
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 Grader = Callable[..., Any]
 """A callable with `rewardkit.math.grade`'s signature returning a `MathVerdict`; must be
@@ -25,15 +26,24 @@ picklable by reference (a module-level function) to run in worker processes."""
 
 @dataclass(frozen=True)
 class GradeOptions:
-    """The grader settings of a run: policy, extraction mode and per-case time budget (seconds)."""
+    """The grader settings of a run: its task, policy, extraction mode and time budget
+    (seconds per case; per test for code), and for code the sandbox and a program's memory."""
 
     policy: str = "lenient"
     extract: str = "boxed"
     timeout: float = 1.0
+    task: str = "math"
+    sandbox: str = "auto"
+    memory: int | None = None
 
 
-def default_grader() -> Grader:
-    """`rewardkit.math.grade`, imported when first needed (it pulls in sympy)."""
+def default_grader(task: str = "math") -> Grader:
+    """`rewardkit.math.grade` (or `rewardkit.code.grade_code` for the code task), imported when
+    first needed (it pulls in sympy)."""
+    if task == "code":
+        from rewardkit.code import grade_code
+
+        return grade_code
     from rewardkit.math import grade
 
     return grade
@@ -82,22 +92,25 @@ WARM_UP_PAIRS = ((r"\boxed{(x+1)^2}", "x^2+2x+1"), (r"\boxed{\frac{1}{2}}", "0.5
 """Grades that load the grader's lazy parts (the LaTeX parser takes ~2 s to load the first time)."""
 
 
-def warm_up(grader: Grader | None = None) -> None:
+def warm_up(grader: Grader | None = None, task: str = "math") -> None:
     """Load the grader's lazily-imported parts in this process, so forked workers inherit them
-    instead of spending their first cases' budget on imports."""
+    instead of spending their first cases' budget on imports (the math grader's: code has none)."""
+    if task != "math":
+        default_grader(task)
+        return
     grade = grader or default_grader()
     for response, gold in WARM_UP_PAIRS:
         with contextlib.suppress(Exception):
             grade(response, gold, sandbox=False)
 
 
-def start_symbolic_workers(grader: Grader | None) -> None:
+def start_symbolic_workers(grader: Grader | None, task: str = "math") -> None:
     """Start `rewardkit.math.grade`'s own symbolic workers and wait for them, before grading
     with `sandbox=True` (in-process, Ray). Started on first use instead, in a cold process,
     they take longer than a short budget, and the first symbolic comparisons come out as
     `timeout` verdicts: caused by the harness, not by the answer. Cheap once they run; nothing
-    to do for a custom grader."""
-    if grader is None:
+    to do for a custom grader or another task."""
+    if grader is None and task == "math":
         from rewardkit.math import warm_up as start_and_wait
 
         start_and_wait()
@@ -112,10 +125,10 @@ class LazySymbolicWorkers:
     starts no process. Where the guard cannot see the part load (a custom grader, or the part
     already imported in this process), the workers start before the first case, as before."""
 
-    def __init__(self, grader: Grader | None) -> None:
+    def __init__(self, grader: Grader | None, task: str = "math") -> None:
         self.grader = grader
-        self.cold = grader is None and SYMBOLIC_MODULE not in sys.modules
-        self.started = False
+        self.cold = grader is None and task == "math" and SYMBOLIC_MODULE not in sys.modules
+        self.started = task != "math"  # (other tasks have no symbolic workers to start)
 
     @property
     def sandbox(self) -> bool:
@@ -145,7 +158,7 @@ class LazySymbolicWorkers:
                 sys.meta_path.remove(COLD_GUARD)  # type: ignore[arg-type]
             COLD_GUARD.fired, COLD_GUARD.thread = False, None
 
-    def grade(self, case: MathCase, options: GradeOptions) -> CaseResult:
+    def grade(self, case: Case, options: GradeOptions) -> CaseResult:
         """`grade_case` in this process, starting the workers if this case needs them."""
         try:
             with self.guarded():
@@ -156,9 +169,14 @@ class LazySymbolicWorkers:
 
 
 def grade_case(
-    case: MathCase, options: GradeOptions, *, sandbox: bool, grader: Grader | None = None
+    case: Case, options: GradeOptions, *, sandbox: bool, grader: Grader | None = None
 ) -> CaseResult:
-    """Grade `case`; `sandbox=False` in our own killable workers, True when grading in-process."""
+    """Grade `case`; `sandbox=False` in our own killable workers, True when grading in-process
+    (the math grader's own process; a code case always runs in `options.sandbox`)."""
+    if isinstance(case, CodeCase):
+        from rewardkit.evaluation.worker.code_grading import grade_code_case
+
+        return grade_code_case(case, options, grader=grader)
     grade = grader or default_grader()
     started = time.perf_counter()
     try:
@@ -178,14 +196,16 @@ def grade_case(
 
 
 def failed_result(
-    case: MathCase, tag: FailureTag, *, reason: str, error: str, seconds: float = 0.0
+    case: Case, tag: FailureTag, *, reason: str, error: str, seconds: float = 0.0
 ) -> CaseResult:
     """A failed case decided by the harness rather than by a verdict (crash, timeout, bug)."""
     return CaseResult(
         id=case.id,
         passed=False,
         tag=tag,
-        detail=make_detail(reason=reason, expected=case.gold, error=error),
+        detail=make_detail(
+            reason=reason, expected=case.gold if isinstance(case, MathCase) else None, error=error
+        ),
         line=case.line,
         response=case.response,
         seconds=seconds,
@@ -199,7 +219,7 @@ def harness_seconds(grader: Grader | None) -> float:
     return float(getattr(grader, "harness_seconds", 0.0) or 0.0)
 
 
-def grader_error_result(case: MathCase, error: Exception, seconds: float) -> CaseResult:
+def grader_error_result(case: Case, error: Exception, seconds: float) -> CaseResult:
     """The `HARNESS_ERROR` of a case whose grader raised (a bug on our side, never the model's);
     the reason is the exception's `eval_reason` (`reward_server`), else `grader_error`."""
     return failed_result(
@@ -251,12 +271,12 @@ def decided_to_result(case: DecidedCase) -> CaseResult:
     )
 
 
-def crash_result(case: MathCase, error: str, *, reason: str = "crash") -> CaseResult:
+def crash_result(case: Case, error: str, *, reason: str = "crash") -> CaseResult:
     """A `HARNESS_ERROR` for a case whose worker died twice; `error` names the crash."""
     return failed_result(case, FailureTag.HARNESS_ERROR, reason=reason, error=error)
 
 
-def hung_grader_result(case: MathCase, grader: Grader, waited: float) -> CaseResult:
+def hung_grader_result(case: Case, grader: Grader, waited: float) -> CaseResult:
     """The `HARNESS_ERROR` of a case whose grader overran its own bound on our side (a reward
     server that accepted the request and never answered): our failure, not a timeout verdict."""
     return failed_result(
@@ -268,7 +288,7 @@ def hung_grader_result(case: MathCase, grader: Grader, waited: float) -> CaseRes
     )
 
 
-def timeout_result(case: MathCase, budget: float, waited: float) -> CaseResult:
+def timeout_result(case: Case, budget: float, waited: float) -> CaseResult:
     """The grader's own timeout verdict (`WRONG_ANSWER`, reason `timeout`) for a case whose
     worker we killed because it overran its budget: an undecidable comparison is not a pass."""
     return failed_result(

@@ -40,7 +40,7 @@ from rewardkit.evaluation.worker.grading import (
     grader_error_result,
     verdict_to_result,
 )
-from rewardkit.failures import FailureTag
+from rewardkit.runtime.define.failures import FailureTag
 
 FRAGMENT_CACHE_SIZE = 1 << 16
 """Serialised verdicts kept per worker (a few MB at most); the cache is emptied when full."""

@@ -16,8 +16,8 @@ from rewardkit.evaluation.inputs.blocks import (
     RawBlock,
 )
 from rewardkit.evaluation.inputs.cases import (
+    Case,
     DecidedCase,
-    MathCase,
 )
 from rewardkit.evaluation.scoring import CaseResult
 from rewardkit.evaluation.worker.batch import ResultBatch, batch_of
@@ -31,7 +31,7 @@ from rewardkit.evaluation.worker.grading import (
 )
 from rewardkit.evaluation.worker.lines import LineGrader, LineSettings
 
-SourceItem = MathCase | DecidedCase
+SourceItem = Case | DecidedCase
 
 
 _progress: Any = None
@@ -50,6 +50,7 @@ def init_worker(
     done_ids: frozenset[str],
     cold: bool,
     spawned_grader: Grader | bool | None,
+    task: str = "math",
 ) -> None:
     """Pool initializer: die with the parent, cap memory, ignore Ctrl-C and hang-ups (the
     parent handles them and stops its workers), keep the shared progress array and the done
@@ -75,10 +76,10 @@ def init_worker(
     if cold:
         sys.meta_path.insert(0, COLD_GUARD)  # type: ignore[arg-type]
     elif spawned_grader is not False:
-        warm_up(spawned_grader)  # type: ignore[arg-type]
+        warm_up(spawned_grader, task)  # type: ignore[arg-type]
 
 
-Chunk = list[MathCase] | RawBlock | FileSpan
+Chunk = list[Case] | RawBlock | FileSpan
 """A worker task's cases: parsed cases (records, generation), or raw lines of a file (by value
 or by position)."""
 
