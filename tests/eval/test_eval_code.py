@@ -175,3 +175,11 @@ def test_math_and_code_share_one_runner(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert set(math_row) | {"fraction"} == set(code_row)
     assert {"parsed_answer", "expected", "reason", "error"} <= set(code_row["detail"])
     assert math.report.keys() == code.report.keys()
+
+
+def test_the_code_task_lists_the_graders_tags_in_its_order() -> None:
+    from rewardkit.code import CodeTag
+    from rewardkit.evaluation.tasks import CODE_TAGS
+
+    assert CODE_TAGS == tuple(tag.value for tag in CodeTag)
+    assert CODE.excluded == ("SANDBOX_ERROR", "ADAPTER_ERROR", "HARNESS_ERROR")
