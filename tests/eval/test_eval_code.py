@@ -181,5 +181,5 @@ def test_the_code_task_lists_the_graders_tags_in_its_order() -> None:
     from rewardkit.code import CodeTag
     from rewardkit.evaluation.tasks import CODE_TAGS
 
-    assert CODE_TAGS == tuple(tag.value for tag in CodeTag)
+    assert tuple(tag.value for tag in CodeTag) == CODE_TAGS
     assert CODE.excluded == ("SANDBOX_ERROR", "ADAPTER_ERROR", "HARNESS_ERROR")
