@@ -10,6 +10,7 @@ Imports nothing of rewardkit (the module's sha256 was checked by the host before
 
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -69,6 +70,22 @@ def write_all(fd: int, data: bytes) -> int:
     return len(data)
 
 
+def disk_usage(root: str) -> int:
+    """Bytes of the files under `root` (allocated blocks, so sparse files count as written)."""
+    total, pending = 0, [root]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:
+            continue
+    return total
+
+
 class Runner:
     """Runs jobs on one engine and module; `interrupt` stops the running one."""
 
@@ -86,6 +103,14 @@ class Runner:
         """Stop the running job at its next epoch check."""
         self.interrupted = True
         self.engine.increment_epoch()
+
+    def watch_disk(self, work: str, budget: int, finished: threading.Event, report: object) -> None:
+        """Stop the job when its dirs (/ and /tmp, on the host's disk) hold more than `budget` bytes."""
+        while not finished.wait(0.05):
+            if disk_usage(work) > budget:
+                report(f"the program wrote more than {budget} bytes of files: stopped\n".encode())
+                self.interrupt()
+                return
 
     def run(self, header: dict, fds: list) -> dict:
         """Run one job; its done report (a wait status, and whether memory ran out)."""
@@ -115,9 +140,16 @@ class Runner:
             store.set_wasi(wasi)
             store.set_epoch_deadline(1)
             self.interrupted = False
+            _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], hard))
             timer = threading.Timer(limits["cpu"], self.interrupt)
             timer.daemon = True
             timer.start()
+            finished = threading.Event()
+            budget = 4 * limits["file_size"] + header.get("files_size", 0)
+            threading.Thread(
+                target=self.watch_disk, args=(work, budget, finished, to_stderr), daemon=True
+            ).start()
             try:
                 instance = self.linker.instantiate(store, self.module)
                 start = instance.exports(store)["_start"]
@@ -130,7 +162,9 @@ class Runner:
                 if not self.interrupted:
                     to_stderr(f"wasm trap: {trap.message}\n".encode()[:2000])
             finally:
+                finished.set()
                 timer.cancel()
+                resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
             memory = os.waitstatus_to_exitcode(status) == 1 and any(
                 w in bytes(tail) for w in MEMORY_WORDS
             )
@@ -144,6 +178,9 @@ class Runner:
 def main() -> None:
     """Serve jobs on the control socket until the host closes it."""
     control = socket.socket(fileno=int(sys.argv[1]))
+    signal.signal(
+        signal.SIGXFSZ, signal.SIG_IGN
+    )  # a file past the job's size limit fails with EFBIG
     runner = Runner(sys.argv[2], sys.argv[3], sys.argv[4])
     control.send(b'{"op": "ready"}')
     pending: list = []

@@ -179,10 +179,13 @@ class WorkerSession:
             "timeout": self.limits.timeout,
         }
         try:
-            worker.start(
-                {"op": "run", "main": job.main, "limits": limits},
-                [stdin_r, stdout_w, stderr_w, files],
-            )
+            header = {
+                "op": "run",
+                "main": job.main,
+                "limits": limits,
+                "files_size": os.fstat(files).st_size,
+            }
+            worker.start(header, [stdin_r, stdout_w, stderr_w, files])
         except OSError:
             worker.dead = True
         finally:
@@ -333,12 +336,13 @@ class PooledSandbox:
             slot = self._slots.pop()
         try:
             worker = self._factory(slot)
-        except SandboxUnavailableError as error:
+        except (SandboxUnavailableError, OSError) as error:
             with self._lock:
                 self._slots.append(slot)
                 self._lock.notify()
             return Outcome(None, None, b"", b"", False, False, False, 0.0, sandbox_error=str(error))
-        self._slot_of[id(worker)] = slot
+        with self._lock:
+            self._slot_of[id(worker)] = slot
         return worker
 
     def _release(self, worker: Worker) -> None:

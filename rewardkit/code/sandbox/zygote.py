@@ -32,6 +32,7 @@ PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 2
 SECURE_ALL_LOCKED = 0x2F  # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS_LOCKED, each locked
 MEMORY_ERROR_MARK = b"M"
 SETUP_ERROR_MARK = b"E"
+TMPFS_INODES = 4096  # files a job may create in each of /tmp and /job (their bytes: 2 x file_size)
 REPORT = [-1]  # the fd a job's child reports a MemoryError or a setup failure on
 PRELOAD = (
     "abc bisect collections copy dataclasses decimal enum fractions functools heapq io itertools "
@@ -103,10 +104,12 @@ def private_dirs(header: dict, uid: int) -> None:
     """A private mount and IPC namespace with fresh tmpfs /tmp and /job (sandboxed modes)."""
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
-    owner = f"uid={uid},gid={uid}" if uid > 0 else "uid=0,gid=0"
-    tmp_size = header["limits"]["memory"]
-    mount_tmpfs("/tmp", f"size={tmp_size},mode=1777,{owner}")
-    mount_tmpfs(WORK, f"size={tmp_size},mode=0755,{owner}")
+    owner = (
+        f"uid={uid},gid={uid},nr_inodes={TMPFS_INODES}" if uid > 0 else f"nr_inodes={TMPFS_INODES}"
+    )
+    room = 2 * header["limits"]["file_size"]
+    mount_tmpfs("/tmp", f"size={room},mode=1777,{owner}")
+    mount_tmpfs(WORK, f"size={room + header['files_size']},mode=0755,{owner}")
 
 
 def enter_job(header: dict, fds: list, uid: int) -> dict:
