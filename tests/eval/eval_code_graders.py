@@ -17,3 +17,24 @@ def sandbox_down(response: str, tests: Any, **options: Any) -> CodeVerdict:
 def raises(response: str, tests: Any, **options: Any) -> CodeVerdict:
     """A grader bug: the case must be a `HARNESS_ERROR` naming it, never the model's failure."""
     raise RuntimeError("grader bug")
+
+
+HANG = "HANG-GRADER"
+"""A response with this makes the grader hang (a bug on our side the runner must cut short)."""
+SLOW = "SLOW-GRADER"
+"""A response with this makes the grader take 2.5 s before grading (longer than one test's
+budget, within the budget of the case's tests)."""
+
+
+def hangs_or_slow(response: str, tests: Any, **options: Any) -> CodeVerdict:
+    """`grade_code`, except for responses marked `HANG` (never returns) or `SLOW` (2.5 s more)."""
+    import time
+
+    from rewardkit.code import grade_code
+
+    if HANG in response:
+        while True:
+            time.sleep(1)
+    if SLOW in response:
+        time.sleep(2.5)
+    return grade_code(response, tests, **options)

@@ -183,3 +183,28 @@ def test_the_code_task_lists_the_graders_tags_in_its_order() -> None:
 
     assert tuple(tag.value for tag in CodeTag) == CODE_TAGS
     assert CODE.excluded == ("SANDBOX_ERROR", "ADAPTER_ERROR", "HARNESS_ERROR")
+
+
+def test_a_case_may_take_its_tests_budgets_and_a_hung_grader_is_our_side(tmp_path: Path) -> None:
+    """Workers are killed at the case's deadline, its tests' budgets (each `--timeout` plus a
+    second) plus a second: a case of four tests taking 2.5 s is graded (one test's deadline is
+    1.5 s), a grader that never returns is a `HARNESS_ERROR` (`grader_hung`), not a `TIMEOUT`."""
+    four = {"fn_name": "add", "inputs": [[1, 2]] * 4, "outputs": [[3]] * 4}
+    data = write_jsonl(
+        tmp_path / "cases.jsonl",
+        [
+            {"id": "slow", "response": ADD + "\n# SLOW-GRADER", "tests": four},
+            {"id": "hung", "response": ADD + "\n# HANG-GRADER", "tests": ADD_TESTS},
+        ],
+    )
+    proc = eval_code(
+        tmp_path, str(data), "--grader", "eval_code_graders:hangs_or_slow", "--timeout", "0.5",
+        "--workers", "2", "-o", "out.jsonl",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["id"]: row for row in read_jsonl(tmp_path / "out.jsonl")}
+    assert rows["slow"]["passed"] is True
+    assert (rows["hung"]["tag"], rows["hung"]["detail"]["reason"]) == (
+        "HARNESS_ERROR",
+        "grader_hung",
+    )
