@@ -13,6 +13,8 @@ from rewardkit._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from rewardkit.builtin_rewards import get_reward as get_reward
+    from rewardkit.builtin_rewards import list_rewards as list_rewards
     from rewardkit.composition import RewardComponentError as RewardComponentError
     from rewardkit.composition import weighted_sum as weighted_sum
     from rewardkit.runtime.batch.calculate import build_fields as build_fields
@@ -36,8 +38,6 @@ if TYPE_CHECKING:
     from rewardkit.runtime.define.group_rewards import GroupingError as GroupingError
     from rewardkit.runtime.define.group_rewards import GroupReward as GroupReward
     from rewardkit.runtime.define.group_rewards import group_reward as group_reward
-    from rewardkit.runtime.define.registry import get_reward as get_reward
-    from rewardkit.runtime.define.registry import list_rewards as list_rewards
     from rewardkit.runtime.define.results import NOT_APPLICABLE as NOT_APPLICABLE
     from rewardkit.runtime.define.results import NotApplicable as NotApplicable
     from rewardkit.runtime.define.results import RewardResult as RewardResult
@@ -80,8 +80,8 @@ _EXPORTS = {
     "NotApplicable": "rewardkit.runtime.define.results",
     "Trajectory": "rewardkit.runtime.batch.metrics",
     "compute_data_metrics": "rewardkit.runtime.batch.metrics",
-    "get_reward": "rewardkit.runtime.define.registry",
-    "list_rewards": "rewardkit.runtime.define.registry",
+    "get_reward": "rewardkit.builtin_rewards",
+    "list_rewards": "rewardkit.builtin_rewards",
     "RewardResult": "rewardkit.runtime.define.results",
     "RewardThreadsUnavailableError": "rewardkit.runtime.run.reward_threads",
     "BaseReward": "rewardkit.runtime.define.rewards",

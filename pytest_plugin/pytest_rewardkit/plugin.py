@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pytest_rewardkit.items import GoldenFile
 
 DEFAULT_GOLDEN_FILES = ["golden_*.toml", "golden_*.jsonl"]
-EXECUTION_MODES = ("inline", "thread", "process")  # rewardkit.runtime.run.execution's, without importing it
+EXECUTION_MODES = ("inline", "thread", "process")  # rewardkit.runtime.define.options', without importing it
 _PREVIOUS_OPTIONS = pytest.StashKey[Any]()
 
 

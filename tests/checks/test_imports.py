@@ -220,3 +220,13 @@ def test_the_layer_table_is_read_as_written() -> None:
     assert upward_imports({"x.v": {"x.w"}, "x.w": {"x.v"}}, table) == [
         "x.v (low) imports x.w (high)"
     ]
+
+
+def test_the_builtin_rewards_table_names_no_module_above_it() -> None:
+    """``get_reward`` imports a built-in's module by name: a dependency the import graph does not
+    show, so its table is held to the layers too."""
+    from rewardkit.builtin_rewards import BUILTIN_REWARDS
+
+    own, _ = placed("rewardkit.builtin_rewards")
+    assert {module for module in BUILTIN_REWARDS.values() if placed(module)[0] > own} == set()
+    assert set(BUILTIN_REWARDS.values()) <= set(GRAPH)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit import RewardRegistryError, UnknownRewardError, get_reward, list_rewards, reward
-from rewardkit.runtime.define.registry import BUILTIN_REWARDS
+from rewardkit.builtin_rewards import BUILTIN_REWARDS
 
 
 @pytest.fixture
