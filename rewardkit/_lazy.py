@@ -1,9 +1,12 @@
-"""Lazy re-exports for package ``__init__`` modules (PEP 562): a name's module is imported on
-first use, so importing the package stays cheap (``rewardkit check`` starts in milliseconds)."""
+"""Faces: lazy re-exports for package ``__init__`` modules (PEP 562: a name's module is imported
+on first use, so importing the package stays cheap: ``rewardkit check`` starts in milliseconds),
+and modules that act as the object they hold (``rewardkit.reward_threads``)."""
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,3 +32,15 @@ def lazy_exports(
         return sorted({*namespace, *exports})
 
     return __getattr__, __dir__
+
+
+def module_acting_as(module_name: str, target: object, names: tuple[str, ...]) -> None:
+    """Make module ``module_name`` act as ``target`` for ``names``: reading or setting one of them
+    on the module reads or sets it on ``target``. ``from rewardkit import reward_threads`` gives
+    the module, on which setting ``max_threads`` would otherwise silently do nothing."""
+
+    def forward(name: str) -> property:
+        return property(lambda _: getattr(target, name), lambda _, value: setattr(target, name, value))
+
+    acting = type("ModuleActingAsItsObject", (types.ModuleType,), {name: forward(name) for name in names})
+    sys.modules[module_name].__class__ = acting

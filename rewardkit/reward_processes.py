@@ -4,13 +4,13 @@ as the object: ``from rewardkit import reward_processes`` then ``reward_processe
 
 from __future__ import annotations
 
+from rewardkit._lazy import module_acting_as
 from rewardkit.runtime.run.reward_processes import (
     RewardProcesses,
     RewardProcessPool,
     RewardProcessStats,
     reward_processes,
 )
-from rewardkit.runtime.run.reward_threads import module_acting_as
 
 module_acting_as(__name__, reward_processes, ("max_workers", "stats", "shutdown"))
 

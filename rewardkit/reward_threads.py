@@ -4,12 +4,12 @@ reward_threads`` then ``reward_threads.max_threads = 32`` sets the pool's bound.
 
 from __future__ import annotations
 
+from rewardkit._lazy import module_acting_as
 from rewardkit.runtime.run.reward_threads import (
     DEFAULT_MAX_THREADS,
     RewardThreadPool,
     RewardThreadStats,
     RewardThreadsUnavailableError,
-    module_acting_as,
     reward_threads,
 )
 

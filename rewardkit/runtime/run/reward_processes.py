@@ -46,7 +46,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rewardkit.runtime.define.errors import RewardExecutionError, RewardLoadError, describe_error
-from rewardkit.runtime.run.reward_threads import module_acting_as
 
 
 def available_cpus() -> int:
@@ -444,8 +443,6 @@ class RewardProcesses:
 reward_processes = RewardProcesses()
 """The process-wide pools of ``execution="process"`` rewards."""
 
-
-module_acting_as(__name__, reward_processes, ("max_workers", "stats", "shutdown"))
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=reward_processes._forget_after_fork)

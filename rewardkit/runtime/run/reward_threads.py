@@ -24,10 +24,8 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import queue
-import sys
 import threading
 import time
-import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,26 +208,10 @@ reward_threads = RewardThreadPool()
 set ``reward_threads.max_threads`` to change the bound)."""
 
 
-def module_acting_as(module_name: str, target: object, names: tuple[str, ...]) -> None:
-    """Make module ``module_name`` act as ``target`` for ``names``: reading or setting one of them
-    on the module reads or sets it on ``target``. ``from rewardkit import reward_threads`` gives
-    the module, on which setting ``max_threads`` would otherwise silently do nothing."""
-
-    def forward(name: str) -> property:
-        return property(lambda _: getattr(target, name), lambda _, value: setattr(target, name, value))
-
-    acting = type("ModuleActingAsItsObject", (types.ModuleType,), {name: forward(name) for name in names})
-    sys.modules[module_name].__class__ = acting
-
-
-module_acting_as(__name__, reward_threads, ("max_threads", "stats", "describe", "submit"))
-
-
 __all__ = [
     "DEFAULT_MAX_THREADS",
     "RewardThreadPool",
     "RewardThreadStats",
     "RewardThreadsUnavailableError",
-    "module_acting_as",
     "reward_threads",
 ]
