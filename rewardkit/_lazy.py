@@ -40,7 +40,11 @@ def module_acting_as(module_name: str, target: object, names: tuple[str, ...]) -
     the module, on which setting ``max_threads`` would otherwise silently do nothing."""
 
     def forward(name: str) -> property:
-        return property(lambda _: getattr(target, name), lambda _, value: setattr(target, name, value))
+        return property(
+            lambda _: getattr(target, name), lambda _, value: setattr(target, name, value)
+        )
 
-    acting = type("ModuleActingAsItsObject", (types.ModuleType,), {name: forward(name) for name in names})
+    acting = type(
+        "ModuleActingAsItsObject", (types.ModuleType,), {name: forward(name) for name in names}
+    )
     sys.modules[module_name].__class__ = acting

@@ -61,7 +61,9 @@ def die_with_parent(parent_pid: int, *, death_signal: bool = False, watchdog: bo
     if parent_is_gone(parent_pid):  # the parent died before the signal was armed or the watch began
         os._exit(1)
     if watchdog:
-        threading.Thread(target=_watch_parent, args=(parent_pid,), name="rewardkit-parent-watch", daemon=True).start()
+        threading.Thread(
+            target=_watch_parent, args=(parent_pid,), name="rewardkit-parent-watch", daemon=True
+        ).start()
     return armed
 
 

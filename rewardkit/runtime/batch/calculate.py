@@ -50,7 +50,12 @@ async def calculate_reward(
                 raise_for_caller(exc, reward_fn.name)
     if reward_fn is None:
         return None
-    runner = SampleRunner(as_reward(reward_fn), execution=check_execution(execution), untimed="inline", place="the sample")
+    runner = SampleRunner(
+        as_reward(reward_fn),
+        execution=check_execution(execution),
+        untimed="inline",
+        place="the sample",
+    )
     try:
         return await runner.run(fields, 0)
     except SampleFailure as failure:
@@ -61,8 +66,10 @@ async def calculate_reward(
 def raise_for_caller(exc: BaseException, reward_name: str) -> None:
     """Re-raise what a reward called inline raised: itself if it is an ordinary exception (or the
     caller's own cancellation, or ``KeyboardInterrupt``), else ``RewardAbortedError``."""
-    if isinstance(exc, KeyboardInterrupt) or torn_down(exc) or (
-        isinstance(exc, Exception) and not isinstance(exc, (StopIteration, StopAsyncIteration))
+    if (
+        isinstance(exc, KeyboardInterrupt)
+        or torn_down(exc)
+        or (isinstance(exc, Exception) and not isinstance(exc, (StopIteration, StopAsyncIteration)))
     ):
         raise exc
     raise RewardAbortedError(f"reward {reward_name!r} raised {describe_error(exc)}") from exc
@@ -170,7 +177,9 @@ async def calculate_rewards(
         add_note(error, f"while computing reward {reward.name!r} on samples[{index}]")
         raise error
 
-    await run_pulling(enumerate(samples), run_one, workers=min(concurrency, total), name=reward.name)
+    await run_pulling(
+        enumerate(samples), run_one, workers=min(concurrency, total), name=reward.name
+    )
     return complete_results(results, reward.name, record)
 
 

@@ -37,7 +37,9 @@ def _reward_and_extras(item: object, index: int) -> tuple[float | None, Mapping[
         value = item.get("reward")
         number = None if value is None else as_number(value)
         if value is not None and number is None:
-            raise TypeError(f"compute_data_metrics: results[{index}]['reward'] is {value!r}, not a number")
+            raise TypeError(
+                f"compute_data_metrics: results[{index}]['reward'] is {value!r}, not a number"
+            )
         return number, {k: v for k, v in item.items() if k != "reward"}
     raise TypeError(
         f"compute_data_metrics: results[{index}] is a {type(item).__name__}; expected a "
@@ -62,7 +64,9 @@ def _stats(prefix: str, values: list[float], metrics: dict[str, float]) -> None:
     metrics[f"{prefix}/min"] = min(values)
 
 
-def compute_data_metrics(results: Iterable[RewardResult | Trajectory | Mapping[str, Any]]) -> dict[str, float]:
+def compute_data_metrics(
+    results: Iterable[RewardResult | Trajectory | Mapping[str, Any]],
+) -> dict[str, float]:
     """``reward/mean|max|min`` over the results that have a reward, and
     ``reward_extra/{key}/mean|max|min`` for every extras key with numeric or bool values
     (bools count 0/1), over the results that have the key; ``reward_extra/{key}/count``

@@ -29,9 +29,13 @@ def check_samples(reward: Reward | BaseReward, samples: Sequence[Any]) -> None:
     if binding is None or not samples:
         return
     # any() stops at the first sample holding the name: a well-formed batch costs next to nothing.
-    unsupplied = [name for name in binding.required if not any(name in sample for sample in samples)]
+    unsupplied = [
+        name for name in binding.required if not any(name in sample for sample in samples)
+    ]
     if unsupplied:
-        raise binding.missing_field_error(samples[0], unsupplied=unsupplied, batch_size=len(samples))
+        raise binding.missing_field_error(
+            samples[0], unsupplied=unsupplied, batch_size=len(samples)
+        )
 
 
 async def run_pulling(
@@ -52,7 +56,9 @@ async def run_pulling(
 
     running = [Detachable(worker(), name) for _ in range(workers)]
     try:
-        done, _ = await asyncio.wait([item.task for item in running], return_when=asyncio.FIRST_EXCEPTION)
+        done, _ = await asyncio.wait(
+            [item.task for item in running], return_when=asyncio.FIRST_EXCEPTION
+        )
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
@@ -61,7 +67,9 @@ async def run_pulling(
         await settle(running)
 
 
-def complete_results(results: list[RewardResult | None], reward_name: str, record: bool) -> list[RewardResult]:
+def complete_results(
+    results: list[RewardResult | None], reward_name: str, record: bool
+) -> list[RewardResult]:
     """``results``, checked: a sample whose worker was cancelled from outside (only possible where
     a reward's own cancellation cannot be told from the caller's: Python 3.10) is a failure, never
     a ``None``."""

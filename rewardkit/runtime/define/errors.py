@@ -151,4 +151,3 @@ class SignalInThreadError(RewardExecutionError, ValueError):
     ran off the main thread, where Python refuses to set a signal handler. The message names the
     execution mode it ran in and the one that works (``execution="process"``); a ``ValueError``
     too, as the original was."""
-

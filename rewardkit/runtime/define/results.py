@@ -110,7 +110,9 @@ class RewardResult(dict[str, Any]):
             if not isinstance(extras, Mapping):
                 raise TypeError(f"RewardResult extras must be a dict, got {type(extras).__name__}")
             if "reward" in extras:
-                raise ValueError("RewardResult extras cannot hold a 'reward' key: the reward is the first argument")
+                raise ValueError(
+                    "RewardResult extras cannot hold a 'reward' key: the reward is the first argument"
+                )
             _dict_update(self, extras)
         elif extras is not None and not isinstance(extras, Mapping):
             raise TypeError(f"RewardResult extras must be a dict, got {type(extras).__name__}")
@@ -152,7 +154,9 @@ class RewardResult(dict[str, Any]):
         return True
 
     @staticmethod
-    def not_applicable(reason: str | None = None, extras: Mapping[str, Any] | None = None) -> NotApplicable:
+    def not_applicable(
+        reason: str | None = None, extras: Mapping[str, Any] | None = None
+    ) -> NotApplicable:
         """The result of a reward that does not apply to a sample (see :class:`NotApplicable`)."""
         return NotApplicable(reason, extras)
 
@@ -185,7 +189,9 @@ class RewardResult(dict[str, Any]):
                     f"{_who(reward_name)} returned a dict without a 'reward' key "
                     f"(keys: {keys}); return {{'reward': <number>, ...extras}}"
                 )
-            result = result_of_finite_float(_as_reward_value(raw["reward"], reward_name, "'reward' = "))
+            result = result_of_finite_float(
+                _as_reward_value(raw["reward"], reward_name, "'reward' = ")
+            )
             for key, item in raw.items():
                 if key != "reward":
                     _dict_set(result, key, item)
@@ -206,7 +212,7 @@ class RewardResult(dict[str, Any]):
 
 
 class NotApplicable(RewardResult):
-    """"This reward does not apply to this sample": a result of its own, neither a score nor a failure.
+    """ "This reward does not apply to this sample": a result of its own, neither a score nor a failure.
 
     TRL's and open-r1's reward functions return ``None`` for it (a correctness reward on an
     example whose gold answer cannot be parsed, a code reward on a prompt without tests), and TRL

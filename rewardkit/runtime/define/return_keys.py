@@ -228,7 +228,8 @@ class _Reader:
         if isinstance(node, ast.Call):
             return self.call_shape(node, seen)
         if (dotted_name(node) or "").rpartition(".")[2] == "NOT_APPLICABLE":
-            return Shape()  # rewardkit.runtime.define.results.NOT_APPLICABLE: a row of fills, like a failure
+            # rewardkit.runtime.define.results.NOT_APPLICABLE: a row of fills, like a failure
+            return Shape()
         if isinstance(node, ast.Name):
             return self.name_shape(node, seen)
         raise Unknown(f"it returns `{_text(node)}`", getattr(node, "lineno", None))

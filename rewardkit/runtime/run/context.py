@@ -41,9 +41,13 @@ class ResourceSpec:
         if not isinstance(self.key, str) or not self.key:
             raise ValueError(f"ResourceSpec key must be a non-empty string, got {self.key!r}")
         if not callable(self.factory):
-            raise TypeError(f"ResourceSpec {self.key!r}: factory must be callable, got {self.factory!r}")
+            raise TypeError(
+                f"ResourceSpec {self.key!r}: factory must be callable, got {self.factory!r}"
+            )
         if self.close is not None and not callable(self.close):
-            raise TypeError(f"ResourceSpec {self.key!r}: close must be callable, got {self.close!r}")
+            raise TypeError(
+                f"ResourceSpec {self.key!r}: close must be callable, got {self.close!r}"
+            )
         if self.max_instances is not None and (
             not isinstance(self.max_instances, int) or self.max_instances < 1
         ):
@@ -115,7 +119,9 @@ class ResourceManager:
         # Context cleanups still running after their caller was cancelled: aclose() awaits them.
         self._cleanups: set[asyncio.Future[None]] = set()
 
-    async def acquire(self, spec: ResourceSpec, resource_id: str, scope: Scope, timeout: float) -> Any:
+    async def acquire(
+        self, spec: ResourceSpec, resource_id: str, scope: Scope, timeout: float
+    ) -> Any:
         """The instance of ``spec`` for ``resource_id`` in ``scope``, creating or checking one out."""
         slot_key = (scope, spec.key, resource_id)
         slot = self._slots.get(slot_key)
@@ -331,7 +337,9 @@ class Context:
         if not isinstance(spec, ResourceSpec):
             raise TypeError(f"acquire_resource: spec must be a ResourceSpec, got {spec!r}")
         if scope not in _SCOPES:
-            raise ValueError(f"acquire_resource: scope must be 'rollout' or 'global', got {scope!r}")
+            raise ValueError(
+                f"acquire_resource: scope must be 'rollout' or 'global', got {scope!r}"
+            )
         if backend not in _BACKENDS:
             raise ValueError(
                 f"acquire_resource: backend {backend!r} is not supported (supported: {', '.join(_BACKENDS)})"

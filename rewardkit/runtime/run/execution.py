@@ -110,7 +110,9 @@ def call_guarded(invoke: Callable[[Mapping[str, Any]], Any], fields: Mapping[str
         raise CallFailed(exc, describe_error(exc)) from None
 
 
-def call_ended(invoke: Callable[[Mapping[str, Any]], Any], fields: Mapping[str, Any]) -> tuple[Any, float]:
+def call_ended(
+    invoke: Callable[[Mapping[str, Any]], Any], fields: Mapping[str, Any]
+) -> tuple[Any, float]:
     """``call_guarded(invoke, fields)`` and the ``time.monotonic()`` it returned at: whether a
     result came within its deadline does not depend on when the caller's loop got to it."""
     return call_guarded(invoke, fields), time.monotonic()

@@ -67,7 +67,11 @@ class RewardThreadPool:
     """At most ``max_threads`` daemon threads running sync reward calls; see the module docstring."""
 
     def __init__(
-        self, max_threads: int = DEFAULT_MAX_THREADS, *, idle_seconds: float = 10.0, name: str = "rewardkit-reward"
+        self,
+        max_threads: int = DEFAULT_MAX_THREADS,
+        *,
+        idle_seconds: float = 10.0,
+        name: str = "rewardkit-reward",
     ) -> None:
         self.max_threads = max_threads
         self.idle_seconds = idle_seconds
@@ -91,7 +95,8 @@ class RewardThreadPool:
     def _reset(self) -> None:
         """Start empty: at creation, and in a forked child, which inherits none of the parent's
         threads (verl's prime manager forks its scoring workers) and maybe a lock held at the fork."""
-        self._lock = threading.Lock()  # guards the counters and ``_running``, never held while a call runs
+        # guards the counters and ``_running``, never held while a call runs
+        self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._running: set[_Job] = set()
         self._threads = 0
@@ -105,7 +110,9 @@ class RewardThreadPool:
         has not started. ``timeout`` (seconds from now) is the call's deadline, after which a
         still-running call counts as hung in :meth:`stats` (the caller stops waiting for it)."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        job = _Job(future, function, argument, None if timeout is None else time.monotonic() + timeout)
+        job = _Job(
+            future, function, argument, None if timeout is None else time.monotonic() + timeout
+        )
         with self._lock:
             needs_thread = self._idle <= self._pending and self._threads < self.max_threads
             if needs_thread and not self._start_thread() and self._threads == 0:
@@ -122,7 +129,9 @@ class RewardThreadPool:
 
     def _start_thread(self) -> bool:
         """Start one more thread (called holding the lock); False if the system refused."""
-        thread = threading.Thread(target=self._serve, name=f"{self.name}-{self._threads}", daemon=True)
+        thread = threading.Thread(
+            target=self._serve, name=f"{self.name}-{self._threads}", daemon=True
+        )
         try:
             thread.start()
         except RuntimeError as exc:  # "can't start new thread": out of threads or memory
