@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rewardkit.adapters")
 
 T = TypeVar("T")
+A = TypeVar("A", bound="RewardAdapter")
 
 CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
     MissingFieldError,
@@ -223,7 +224,7 @@ class RewardAdapter:
             self.reward,
             owner=self.__name__,
             framework=self.framework,
-            extra_keys=settings.extra_keys,  # type: ignore[arg-type]
+            extra_keys=settings.extra_keys,
             reserved=self.reserved_extras,
             fill_for=self.failure_fill,
         )
@@ -474,11 +475,8 @@ def as_async(reward: Any) -> bool:
 
 
 def adapter_class(
-    reward: Any,
-    asynchronous: bool | None,
-    sync: type[RewardAdapter],
-    awaitable: type[RewardAdapter],
-) -> type[RewardAdapter]:
+    reward: Any, asynchronous: bool | None, sync: type[A], awaitable: type[A]
+) -> type[A]:
     """``awaitable`` (an ``async def`` adapter) when ``asynchronous`` says so, or, when it is
     ``None``, when the reward is async; else ``sync``."""
     return awaitable if (as_async(reward) if asynchronous is None else asynchronous) else sync

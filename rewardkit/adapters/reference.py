@@ -13,8 +13,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
+from rewardkit.builtin_rewards import get_registration
 from rewardkit.runtime.define.errors import RewardRegistryError
-from rewardkit.runtime.define.registry import get_registration
 from rewardkit.runtime.define.rewards import (
     BaseReward,
     Reward,

@@ -351,4 +351,4 @@ def to_trl(
     trainer (TRL 1.x's GRPO and RLOO trainers), and a call that does not tell is refused.
     """
     cls = adapter_class(reward, asynchronous, TrlReward, AsyncTrlReward)
-    return cls(reward, options=options, group_size=group_size, **keywords)  # type: ignore[call-arg]
+    return cls(reward, options=options, group_size=group_size, **keywords)

@@ -323,4 +323,4 @@ def to_verl(
     ``missing_extra`` fills them on a failed sample (verl's validation skips ``None``).
     """
     cls = adapter_class(reward, asynchronous, VerlReward, AsyncVerlReward)
-    return cls(reward, options=options, **keywords)  # type: ignore[return-value]
+    return cls(reward, options=options, **keywords)

@@ -10,6 +10,7 @@ uses a generic adapter whose failures keep their type.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import os
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 from rewardkit.adapters.base import RewardAdapter, Scored
 from rewardkit.adapters.messages import AdapterInputError
 from rewardkit.adapters.openrlhf import OpenRLHFReward
+from rewardkit.adapters.options import AdapterOptions
 from rewardkit.runtime.define.errors import (
     MissingFieldError,
     RewardAbortedError,
@@ -165,22 +167,16 @@ class ServedReward:
     fixed here, before the first request. An extra named like a key OpenRLHF reserves leaves
     the reward on the JSON API only (``/get_reward`` then answers 400 saying why)."""
 
-    def __init__(
-        self,
-        name: str,
-        reward: Any,
-        options: Mapping[str, Any],
-        openrlhf_options: Mapping[str, Any],
-    ) -> None:
+    def __init__(self, name: str, reward: Any, options: AdapterOptions) -> None:
         self.name = name
         self.reward = as_reward(reward)
-        self.api = _ApiAdapter(self.reward, name=name, **options)
+        # samples of the JSON API carry the reward's own field names: no field_map there
+        named = dataclasses.replace(options, name=name)
+        self.api = _ApiAdapter(self.reward, options=dataclasses.replace(named, field_map=None))
         self.openrlhf: _OpenRLHFAdapter | None = None
         self.openrlhf_problem: str | None = None
         try:
-            self.openrlhf = _OpenRLHFAdapter(
-                self.reward, name=name, return_tensors=False, **openrlhf_options
-            )
+            self.openrlhf = _OpenRLHFAdapter(self.reward, options=named, return_tensors=False)
         except RewardShapeError as exc:
             self.openrlhf_problem = str(exc)
             logger.warning("reward %r is not served on /get_reward: %s", name, exc)
@@ -321,15 +317,17 @@ class Admission:
         self.requests -= 1
 
 
+ADAPTER_OPTIONS_KEPT = ("timeout", "fallback", "extra_keys", "field_map")
+"""What a served adapter target (``reward_func = to_openrlhf(...)`` in a file) keeps of its options."""
+
+
 def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
     """Import ``spec.target`` and build its ``ServedReward``; a target that is already a framework
     adapter (``reward_func = to_openrlhf(...)`` in a file) is served with that adapter's options."""
     target = resolve_target(spec.target)
-    options: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
     if isinstance(target, RewardAdapter):
-        options = {
-            key: target.options()[key] for key in ("timeout", "fallback", "extra_keys", "field_map")
-        }
+        kept = {key: getattr(target.settings, key) for key in ADAPTER_OPTIONS_KEPT}
         target = target.reward
     try:
         reward = as_reward(target)
@@ -340,18 +338,16 @@ def load_reward(spec: RewardSpec, config: ServeConfig) -> ServedReward:
             f"reward {spec.target!r} cannot be served: it is a @group_reward, computed over a group of "
             "samples at once, and rewardkit serve scores each sample on its own; serve a per-sample reward"
         )
-    options["timeout"] = spec.timeout or options.get("timeout") or config.timeout
-    if spec.fallback is not None:
-        options["fallback"] = spec.fallback
-    if spec.extra_keys is not None:
-        options["extra_keys"] = spec.extra_keys
-    if spec.field_map:
-        options["field_map"] = dict(spec.field_map)
-    options["concurrency"] = config.concurrency
-    openrlhf_options = dict(options)
-    options.pop("field_map", None)  # samples of the JSON API carry the reward's own field names
+    given = {
+        "timeout": spec.timeout or kept.get("timeout") or config.timeout,
+        "fallback": spec.fallback,
+        "extra_keys": spec.extra_keys,
+        "field_map": dict(spec.field_map) if spec.field_map else None,
+        "concurrency": config.concurrency,
+    }
     try:
-        return ServedReward(spec.name or reward.name, reward, options, openrlhf_options)
+        options = AdapterOptions(**{**kept, **{k: v for k, v in given.items() if v is not None}})
+        return ServedReward(spec.name or reward.name, reward, options)
     except (
         RewardShapeError,
         ValueError,
