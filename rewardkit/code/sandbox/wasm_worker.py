@@ -165,6 +165,8 @@ class Runner:
                 finished.set()
                 timer.cancel()
                 resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+            if self.interrupted:  # stopped by the host or its CPU budget, whatever it did after
+                status = signal.SIGKILL
             memory = os.waitstatus_to_exitcode(status) == 1 and any(
                 w in bytes(tail) for w in MEMORY_WORDS
             )

@@ -224,6 +224,7 @@ class WorkerSession:
                 line = bytes(self.out.data[self.consumed : end])
                 self.consumed = end + 1
                 return line
+            self._enforce_deadline()
             if self.out.eof or self.status is not None or self.killed or time.monotonic() >= until:
                 return None
             self._pump(until)
@@ -231,7 +232,9 @@ class WorkerSession:
     def finish(self) -> Outcome:
         """Close stdin, wait within the limits, kill what is left, return the outcome."""
         if self._outcome is None:
-            self._close_stdin()
+            self._enforce_deadline()
+            if not self.killed:  # (a killed program is not given an EOF to exit on first)
+                self._close_stdin()
             while self.status is None or not (self.out.eof and self.err.eof):
                 if self.status is not None and time.monotonic() > self.status["at"] + DRAIN_GRACE:
                     break
@@ -251,20 +254,32 @@ class WorkerSession:
         if not self.killed:
             self.killed = True
             self.kill_deadline = time.monotonic() + KILL_GRACE
-            self._close_stdin()  # a program blocked reading stdin sees EOF and can be stopped
             self.worker.kill_job()
+
+    def _enforce_deadline(self) -> None:
+        """Past the job's wall limit and still running: timed out, killed."""
+        if self.status is None and not self.killed and time.monotonic() >= self.deadline:
+            self.timed_out = True
+            self._kill()
 
     def _pump(self, until: float, *, stdin_room: bool = False) -> None:
         """Wait for output, the worker's report, the stdin pipe's room or a deadline, once."""
         now = time.monotonic()
-        if self.status is None and not self.killed and now >= self.deadline:
-            self.timed_out = True
-            self._kill()
+        self._enforce_deadline()
+        if (
+            self.status is None
+            and self.kill_deadline is not None
+            and now >= self.kill_deadline - KILL_GRACE + 0.5
+        ):
+            self._close_stdin()  # still running half a second after the kill: blocked reading stdin (wasm)?
         if self.status is None and self.kill_deadline is not None and now >= self.kill_deadline:
             self.worker.destroy()
             self.status = {"status": signal.SIGKILL, "memory": False, "at": now}
             return
-        waits = [until, self.deadline if not self.killed else self.kill_deadline or until]
+        waits = [
+            until,
+            self.deadline if not self.killed else min(self.kill_deadline or until, now + 0.5),
+        ]
         with selectors.DefaultSelector() as selector:
             for capture in (self.out, self.err):
                 if not capture.eof:

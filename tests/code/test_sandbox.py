@@ -1,0 +1,216 @@
+"""The Sandbox API on both backends (and "none"): runs, sessions, limits, selection and refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+from rewardkit.code.sandbox import (
+    Job,
+    Limits,
+    SandboxUnavailableError,
+    get_sandbox,
+    selection,
+    wasm,
+)
+from rewardkit.code.sandbox.bwrap import FIRST_UID, UID_COUNT
+from rewardkit.code.sandbox.workers import PooledSandbox, Worker
+from rewardkit.install import install_command
+
+BACKENDS = ("bwrap", "wasm")
+ROOMY = Limits(timeout=60)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def sandbox(request: pytest.FixtureRequest):
+    reason = selection.available_backends()[request.param]
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the {request.param} sandbox is not usable here: {reason}")
+        pytest.skip(f"the {request.param} sandbox is not usable here: {reason}")
+    box = get_sandbox(request.param, workers=2)
+    yield box
+    box.close()
+
+
+def job(
+    source: str,
+    *,
+    stdin: bytes = b"",
+    files: dict[str, bytes] | None = None,
+    limits: Limits = ROOMY,
+) -> Job:
+    return Job({"main.py": source.encode(), **(files or {})}, "main.py", stdin=stdin, limits=limits)
+
+
+def test_a_program_reads_stdin_and_its_files_and_imports_its_modules(sandbox) -> None:
+    files = {"helper.py": b"VALUE = 41\n", "data/input.txt": b"from a file\n"}
+    source = (
+        "import sys, helper\nprint(helper.VALUE + 1)\nprint(open('data/input.txt').read().strip())\n"
+        "print(sys.stdin.read().upper().strip())\nprint(sys.argv)\n"
+    )
+    outcome = sandbox.run(job(source, stdin=b"hello\n", files=files))
+    assert outcome.stdout.decode().splitlines() == ["42", "from a file", "HELLO", "['main.py']"]
+    assert outcome.exit_code == 0
+    assert outcome.signal is None
+    assert outcome.sandbox_error is None
+    assert not outcome.timed_out
+    assert not outcome.memory_exceeded
+    assert not outcome.output_exceeded
+
+
+@pytest.mark.parametrize(
+    ("source", "exit_code", "stderr"),
+    [
+        ("import sys\nsys.exit(3)\n", 3, b""),
+        ("import sys\nsys.exit('bad input')\n", 1, b"bad input"),
+        ("raise ValueError('boom')\n", 1, b"ValueError: boom"),
+        ("def f(:\n", 1, b"SyntaxError"),
+        ("exit(4)\n", 4, b""),
+    ],
+)
+def test_exit_statuses_and_errors_are_the_programs(
+    sandbox, source: str, exit_code: int, stderr: bytes
+) -> None:
+    outcome = sandbox.run(job(source))
+    assert outcome.exit_code == exit_code
+    assert stderr in outcome.stderr
+    assert outcome.sandbox_error is None
+
+
+def test_a_session_answers_call_by_call(sandbox) -> None:
+    runner = (
+        "import json, sys\nfor line in sys.stdin:\n    request = json.loads(line)\n"
+        "    print(json.dumps({'result': sum(request['args'])}), flush=True)\n"
+    )
+    with sandbox.open(job(runner)) as session:
+        for args in ([1, 2], [3, 4, 5], []):
+            session.send(json.dumps({"args": args}).encode())
+            assert json.loads(session.receive(60)) == {"result": sum(args)}
+        outcome = session.finish()
+    assert outcome.exit_code == 0
+    assert outcome.sandbox_error is None
+
+
+def test_a_session_receive_times_out_without_ending_the_program(sandbox) -> None:
+    with sandbox.open(
+        job("import sys\nline = sys.stdin.readline()\nprint('got', line.strip())\n")
+    ) as session:
+        assert session.receive(0.2) is None
+        session.send(b"late")
+        assert session.receive(60) == b"got late"
+        assert session.receive(60) is None  # EOF: the program ended
+        assert session.finish().exit_code == 0
+
+
+def test_a_session_past_its_wall_limit_is_timed_out(sandbox) -> None:
+    session = sandbox.open(job("import sys\nsys.stdin.readline()\n", limits=Limits(timeout=1)))
+    assert session.receive(30) is None
+    outcome = session.finish()
+    assert outcome.timed_out is True
+    assert outcome.exit_code is None
+
+
+def test_concurrent_callers_share_the_pool(sandbox) -> None:
+    results: dict[int, bytes] = {}
+
+    def call(n: int) -> None:
+        results[n] = sandbox.run(job(f"print({n} * {n})")).stdout
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {n: f"{n * n}\n".encode() for n in range(6)}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as a normal user the program keeps the user's uid")
+def test_as_root_the_program_runs_as_an_unprivileged_uid_with_no_capabilities() -> None:
+    box = get_sandbox("bwrap", workers=1)
+    try:
+        source = "import os\nprint(os.getuid(), os.getgid(), os.getgroups())\nprint(open('/proc/self/status').read())"
+        outcome = box.run(job(source))
+    finally:
+        box.close()
+    first, status = outcome.stdout.decode().split("\n", 1)
+    uid, gid, groups = first.split(" ", 2)
+    assert FIRST_UID <= int(uid) < FIRST_UID + UID_COUNT
+    assert gid == uid
+    assert groups == "[]"
+    for field in ("CapEff", "CapPrm", "CapInh", "CapAmb"):
+        assert f"{field}:\t0000000000000000" in status
+    assert "NoNewPrivs:\t1" in status
+
+
+def test_limits_and_jobs_refuse_bad_values() -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        Limits(timeout=0)
+    with pytest.raises(ValueError, match="memory"):
+        Limits(memory=-1)
+    with pytest.raises(ValueError, match=r"not one of Job\.files"):
+        Job({"a.py": b""}, "b.py")
+    with pytest.raises(ValueError, match="relative path"):
+        Job({"../a.py": b""}, "../a.py")
+    with pytest.raises(TypeError, match="bytes"):
+        Job({"a.py": "text"}, "a.py")  # type: ignore[dict-item]
+
+
+def test_unknown_sandbox_names_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"unknown sandbox 'docker'"):
+        get_sandbox("docker")
+
+
+def test_none_runs_unsandboxed_only_by_name_with_a_warning() -> None:
+    with pytest.warns(RuntimeWarning, match="unsandboxed"):
+        box = get_sandbox("none", workers=1)
+    try:
+        outcome = box.run(job("import os\nprint(os.getuid())"))
+    finally:
+        box.close()
+    assert outcome.stdout == f"{os.getuid()}\n".encode()
+
+
+def test_auto_picks_a_sandboxed_backend() -> None:
+    if all(selection.available_backends().values()):
+        pytest.skip("no sandbox usable here")
+    box = get_sandbox("auto", workers=1)
+    try:
+        assert box.name in BACKENDS
+        assert box.run(job("print('ok')")).stdout == b"ok\n"
+    finally:
+        box.close()
+
+
+def test_auto_with_nothing_usable_says_what_to_install_and_never_runs_unsandboxed(
+    monkeypatch,
+) -> None:
+    reasons = {"bwrap": "bwrap is not installed", "wasm": "wasmtime is not installed"}
+    monkeypatch.setattr(selection, "available_backends", lambda: reasons)
+    with pytest.raises(SandboxUnavailableError) as raised:
+        get_sandbox("auto")
+    message = str(raised.value)
+    assert install_command("code") in message
+    assert "bubblewrap" in message
+    assert "bwrap is not installed" in message
+
+
+def test_a_wasm_runtime_with_another_digest_is_refused(monkeypatch) -> None:
+    monkeypatch.setattr(wasm, "_checked", {})
+    monkeypatch.setattr(wasm, "PYTHON_WASM_SHA256", "0" * 64)
+    with pytest.raises(SandboxUnavailableError, match="sha256"):
+        wasm.WasmSandbox(1)
+    assert "sha256" in (wasm.probe_wasm() or "")
+
+
+def test_a_sandbox_that_cannot_start_is_a_sandbox_error_not_the_programs() -> None:
+    box = PooledSandbox("broken", lambda _slot: Worker(lambda fd: ["/bin/false"], {}), 1)
+    outcome = box.run(job("print(1)"))
+    assert outcome.sandbox_error is not None
+    assert "did not start" in outcome.sandbox_error
+    with box.open(job("print(1)")) as session:
+        assert session.receive(1) is None
+        assert session.finish().sandbox_error is not None
