@@ -114,6 +114,31 @@ def test_a_session_past_its_wall_limit_is_timed_out(sandbox) -> None:
     assert outcome.exit_code is None
 
 
+def test_kill_stops_a_session_now(sandbox) -> None:
+    session = sandbox.open(job("while True:\n    pass\n"))
+    assert session.receive(0.2) is None
+    outcome = session.kill()
+    assert outcome.exit_code is None
+    assert outcome.signal == 9
+    assert outcome.timed_out is False
+    assert session.finish() is outcome
+
+
+def test_a_caller_holding_every_worker_can_still_open_another() -> None:
+    box = get_sandbox(
+        "bwrap" if selection.available_backends()["bwrap"] is None else "wasm", workers=1
+    )
+    try:
+        with box.open(
+            job("import sys\nprint(sys.stdin.readline().strip() * 2, flush=True)\n")
+        ) as held:
+            assert box.run(job("print('meanwhile')")).stdout == b"meanwhile\n"
+            held.send(b"ab")
+            assert held.receive(60) == b"abab"
+    finally:
+        box.close()
+
+
 def test_concurrent_callers_share_the_pool(sandbox) -> None:
     results: dict[int, bytes] = {}
 

@@ -111,6 +111,10 @@ class Session(Protocol):
         """Close stdin, wait within the job's limits, kill everything left, return the outcome."""
         ...
 
+    def kill(self) -> Outcome:
+        """Stop the program now (everything it started) and return its outcome."""
+        ...
+
     def __enter__(self) -> Session: ...
 
     def __exit__(

@@ -29,6 +29,7 @@ __all__ = ["PooledSandbox", "Worker", "WorkerSession", "files_memfd"]
 READY_TIMEOUT = 60.0
 KILL_GRACE = 5.0
 DRAIN_GRACE = 2.0
+OVERFLOW_WAIT = 0.05
 CHUNK = 1 << 16
 
 
@@ -245,6 +246,12 @@ class WorkerSession:
             self._release(self.worker)
         return self._outcome
 
+    def kill(self) -> Outcome:
+        """Stop the program now (everything it started) and return its outcome."""
+        if self._outcome is None and self.status is None:
+            self._kill()
+        return self.finish()
+
     def _close_stdin(self) -> None:
         if self.stdin >= 0:
             os.close(self.stdin)
@@ -331,44 +338,50 @@ class WorkerSession:
 
 
 class PooledSandbox:
-    """Up to `workers` warm workers made by `factory`, each running one job at a time."""
+    """`workers` warm workers made by `factory`, each running one job at a time.
+
+    A caller finding every warm worker busy waits OVERFLOW_WAIT, then gets an extra worker (stopped
+    when it is released while `workers` are idle): a grader holding one session while it opens
+    another (candidate and checker) can never deadlock the pool.
+    """
 
     def __init__(self, name: str, factory: Callable[[int], Worker], workers: int) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.name, self._factory, self._size = name, factory, workers
         self._idle: list[Worker] = []
-        self._slots = list(range(workers))
-        self._slot_of: dict[int, int] = {}
+        self._alive = 0
         self._lock = threading.Condition()
 
     def _acquire(self) -> Worker | Outcome:
         with self._lock:
-            while not self._idle and not self._slots:
-                self._lock.wait()
+            deadline = time.monotonic() + OVERFLOW_WAIT
+            while not self._idle and self._alive >= self._size and time.monotonic() < deadline:
+                self._lock.wait(max(0.0, deadline - time.monotonic()))
             if self._idle:
                 return self._idle.pop()
-            slot = self._slots.pop()
+            self._alive += 1
+            index = self._alive
         try:
-            worker = self._factory(slot)
+            return self._factory(index)
         except (SandboxUnavailableError, OSError) as error:
             with self._lock:
-                self._slots.append(slot)
+                self._alive -= 1
                 self._lock.notify()
             return Outcome(None, None, b"", b"", False, False, False, 0.0, sandbox_error=str(error))
-        with self._lock:
-            self._slot_of[id(worker)] = slot
-        return worker
 
     def _release(self, worker: Worker) -> None:
         with self._lock:
-            if worker.dead or worker.process.poll() is not None:
-                if not worker.dead:
-                    worker.destroy()
-                self._slots.append(self._slot_of.pop(id(worker)))
-            else:
+            keep = (
+                not worker.dead and worker.process.poll() is None and len(self._idle) < self._size
+            )
+            if keep:
                 self._idle.append(worker)
+            else:
+                self._alive -= 1
             self._lock.notify()
+        if not keep:
+            worker.destroy()
 
     def open(self, job: Job) -> WorkerSession:
         """Start `job` on a free worker; a session on it."""
@@ -388,10 +401,9 @@ class PooledSandbox:
         """Stop the idle workers (busy ones stop when their job finishes and the pool is gone)."""
         with self._lock:
             idle, self._idle = self._idle, []
+            self._alive -= len(idle)
         for worker in idle:
             worker.destroy()
-            with self._lock:
-                self._slots.append(self._slot_of.pop(id(worker)))
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
@@ -417,4 +429,7 @@ class _FailedSession:
         return None
 
     def finish(self) -> Outcome:
+        return self._outcome
+
+    def kill(self) -> Outcome:
         return self._outcome
