@@ -233,22 +233,27 @@ def _validate_outputs(options: EvalOptions) -> None:
         raise EvalConfigError(f"{option('force_resume')} goes with {resume}")
 
 
-def option_keywords(function: _Function) -> _Function:
+def option_keywords(function: _Function | None = None, *, task: Task = MATH) -> Any:
     """Show `EvalOptions`' fields as `function`'s keywords in place of its `**keywords` (for
-    `help()` and `inspect.signature`), so the keywords are written once, in `EvalOptions`."""
+    `help()` and `inspect.signature`), with `task`'s defaults, so the keywords are written once,
+    in `EvalOptions`. Used bare (`@option_keywords`, the math task) or as
+    `@option_keywords(task=CODE)`."""
+    if function is None:
+        return lambda inner: option_keywords(inner, task=task)
     signature = inspect.signature(function)
     parameters = [
         parameter
         for parameter in signature.parameters.values()
         if parameter.kind is not inspect.Parameter.VAR_KEYWORD
     ]
+    defaults = EvalOptions.for_task(task)
     for item in dataclasses.fields(EvalOptions):
-        default = item.default
-        if item.default_factory is not dataclasses.MISSING:
-            default = item.default_factory()
         parameters.append(
             inspect.Parameter(
-                item.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=item.type
+                item.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=getattr(defaults, item.name),
+                annotation=item.type,
             )
         )
     function.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]

@@ -253,7 +253,7 @@ def run_math_eval(
     return run_task(MATH, data, EvalOptions.of(options, keywords, caller="run_math_eval"))
 
 
-@option_keywords
+@option_keywords(task=CODE)
 def run_code_eval(
     data: str | Path | Iterable[Mapping[str, Any] | CodeCase] | None = None,
     *,

@@ -144,6 +144,11 @@ def test_options_the_task_does_not_take_are_refused(tmp_path: Path) -> None:
         run_math_eval(None, sandbox="bwrap")
     with pytest.raises(EvalConfigError, match="sandbox must be one of"):
         run_code_eval(None, sandbox="docker")
+    import inspect
+
+    keywords = inspect.signature(run_code_eval).parameters  # the code task's defaults shown
+    assert (keywords["extract"].default, keywords["timeout"].default) == ("last", 10.0)
+    assert (keywords["policy"].default, keywords["worker_memory"].default) == (None, None)
     proc = eval_code(tmp_path, "--policy", "strict")
     assert proc.returncode == 2
     assert "rewardkit eval code: error: unrecognized arguments: --policy" in proc.stderr
@@ -208,3 +213,18 @@ def test_a_case_may_take_its_tests_budgets_and_a_hung_grader_is_our_side(tmp_pat
         "HARNESS_ERROR",
         "grader_hung",
     )
+
+
+def test_no_usable_sandbox_is_refused_before_grading_saying_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from rewardkit.code.sandbox import selection
+
+    reasons = {"bwrap": "bwrap is not installed", "wasm": "wasmtime is not installed"}
+    monkeypatch.setattr(selection, "available_backends", lambda: dict(reasons))
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(EvalConfigError, match=r"rewardkit never runs model code unsandboxed"):
+        run_code_eval(None, workers=0, output=output)
+    with pytest.raises(EvalConfigError, match="the wasm sandbox is not usable here"):
+        run_code_eval(None, workers=0, sandbox="wasm", output=output)
+    assert not output.exists()  # refused before any output or grading

@@ -13,7 +13,7 @@ from rewardkit.code.formats import CallTests, CheckTests, StdioTests
 from rewardkit.code.sandbox import SandboxUnavailableError
 from rewardkit.evaluation.inputs.cases import CodeCase
 from rewardkit.evaluation.scoring import CaseResult, make_detail
-from rewardkit.evaluation.worker.grading import (
+from rewardkit.evaluation.worker.case_results import (
     GradeOptions,
     Grader,
     default_grader,

@@ -11,43 +11,19 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from rewardkit.evaluation.inputs.cases import Case, CodeCase, DecidedCase, MathCase
 from rewardkit.evaluation.scoring import CaseResult, make_detail
+from rewardkit.evaluation.worker.case_results import (
+    GradeOptions,
+    Grader,
+    default_grader,
+    failed_result,
+    grader_error_result,
+)
 from rewardkit.runtime.define.failures import FailureTag
-
-Grader = Callable[..., Any]
-"""A callable with `rewardkit.math.grade`'s signature returning a `MathVerdict`; must be
-picklable by reference (a module-level function) to run in worker processes."""
-
-
-@dataclass(frozen=True)
-class GradeOptions:
-    """The grader settings of a run: its task, policy, extraction mode and time budget
-    (seconds per case; per test for code), and for code the sandbox and a program's memory."""
-
-    policy: str = "lenient"
-    extract: str = "boxed"
-    timeout: float = 1.0
-    task: str = "math"
-    sandbox: str = "auto"
-    memory: int | None = None
-
-
-def default_grader(task: str = "math") -> Grader:
-    """`rewardkit.math.grade` (or `rewardkit.code.grade_code` for the code task), imported when
-    first needed (it pulls in sympy)."""
-    if task == "code":
-        from rewardkit.code import grade_code
-
-        return grade_code
-    from rewardkit.math import grade
-
-    return grade
-
 
 SYMBOLIC_MODULE = "rewardkit.math.symbolic"
 """The grader's lazily imported symbolic part (sympy, the LaTeX parser: ~1-2 s to load). A test
@@ -195,40 +171,11 @@ def grade_case(
     return verdict_to_result(case, verdict, seconds=time.perf_counter() - started)
 
 
-def failed_result(
-    case: Case, tag: FailureTag, *, reason: str, error: str, seconds: float = 0.0
-) -> CaseResult:
-    """A failed case decided by the harness rather than by a verdict (crash, timeout, bug)."""
-    return CaseResult(
-        id=case.id,
-        passed=False,
-        tag=tag,
-        detail=make_detail(
-            reason=reason, expected=case.gold if isinstance(case, MathCase) else None, error=error
-        ),
-        line=case.line,
-        response=case.response,
-        seconds=seconds,
-    )
-
-
 def harness_seconds(grader: Grader | None) -> float:
     """Seconds a call of `grader` may spend on our side beyond the case's budget (a served
     reward's HTTP requests and retries: `RemoteGrader.harness_seconds`), never charged to the
     model; 0 for graders that declare none."""
     return float(getattr(grader, "harness_seconds", 0.0) or 0.0)
-
-
-def grader_error_result(case: Case, error: Exception, seconds: float) -> CaseResult:
-    """The `HARNESS_ERROR` of a case whose grader raised (a bug on our side, never the model's);
-    the reason is the exception's `eval_reason` (`reward_server`), else `grader_error`."""
-    return failed_result(
-        case,
-        FailureTag.HARNESS_ERROR,
-        reason=str(getattr(type(error), "eval_reason", "grader_error")),
-        error=f"grader raised {type(error).__name__}: {error}",
-        seconds=seconds,
-    )
 
 
 def verdict_to_result(case: MathCase, verdict: Any, *, seconds: float) -> CaseResult:
