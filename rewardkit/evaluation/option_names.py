@@ -28,6 +28,7 @@ _COMMAND_LINE = {
     "workers": "--workers",
     "sandbox": "--sandbox",
     "memory": "--memory",
+    "worker_memory": "--worker-memory",
 }
 
 _PYTHON = {
@@ -46,6 +47,7 @@ _PYTHON = {
     "workers": "workers=...",
     "sandbox": "sandbox=...",
     "memory": "memory=...",
+    "worker_memory": "worker_memory=...",
 }
 
 _names = [_PYTHON]

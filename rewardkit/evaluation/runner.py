@@ -64,7 +64,7 @@ from rewardkit.evaluation.main.results_file import (
     read_results,
     run_metadata,
 )
-from rewardkit.evaluation.option_names import option
+from rewardkit.evaluation.option_names import option, option_with
 from rewardkit.evaluation.options import EvalOptions, option_keywords
 from rewardkit.evaluation.scoring import CaseResult, Summary, summarize_counts
 from rewardkit.evaluation.tasks import CODE, MATH, Task
@@ -286,7 +286,7 @@ def run_task(
     options.validate(task)
     options = options.resolved(task)
     if task.runs_code and options.grader is None:
-        _check_sandbox(options.sandbox)
+        _check_sandbox(options)
     source = _open(task, data, options)
     failed = True
     try:
@@ -299,20 +299,33 @@ def run_task(
     return run
 
 
-def _check_sandbox(name: str) -> None:
+def _check_sandbox(options: EvalOptions) -> None:
     """Refuse a run whose sandbox cannot run here before any grading (`EvalConfigError` saying
-    what to install), rather than a `SANDBOX_ERROR` for every case. `none` needs nothing."""
+    what to install), rather than a `SANDBOX_ERROR` for every case; and the wasm sandbox in
+    workers whose address space is capped (wasmtime reserves far more than it uses: every case
+    would be a `SANDBOX_ERROR`). `none` needs nothing."""
+    name = options.sandbox
     if name == "none":
         return
     from rewardkit.code.sandbox.selection import available_backends, unavailable_message
 
     reasons = available_backends()
-    if name == "auto" and all(reason is not None for reason in reasons.values()):
+    usable = [backend for backend, reason in reasons.items() if reason is None]
+    if name == "auto" and not usable:
         raise EvalConfigError(unavailable_message(reasons))
     if name != "auto" and reasons.get(name) is not None:
         raise EvalConfigError(
             f"the {name} sandbox is not usable here: {reasons[name]}. "
             + unavailable_message({name: reasons[name]})
+        )
+    backend = usable[0] if name == "auto" else name
+    capped = options.worker_memory and options.executor == "local" and options.workers != 0
+    if backend == "wasm" and capped:
+        raise EvalConfigError(
+            f"the wasm sandbox reserves more address space than {option('worker_memory')} "
+            f"allows each worker ({options.worker_memory:,} bytes): give "
+            f"{option_with('worker_memory', 0)} (a program's memory is bounded by "
+            f"{option('memory')} inside the sandbox)"
         )
 
 

@@ -228,3 +228,6 @@ def test_no_usable_sandbox_is_refused_before_grading_saying_what_to_install(
     with pytest.raises(EvalConfigError, match="the wasm sandbox is not usable here"):
         run_code_eval(None, workers=0, sandbox="wasm", output=output)
     assert not output.exists()  # refused before any output or grading
+    reasons["wasm"] = None  # auto picks wasm, whose reservations a capped worker cannot hold
+    with pytest.raises(EvalConfigError, match=r"give worker_memory=0"):
+        run_code_eval(None, workers=1, worker_memory=2 << 30, output=output)
