@@ -96,6 +96,11 @@ HOSTILE: dict[str, tuple[str, Limits]] = {
         f"        os.execv('/bin/sleep', ['{MARKER}-sleeper', '1000'])\n    os._exit(0)\nprint('parent done')\n",
         Limits(timeout=10),
     ),
+    "forge_sandbox_error": (
+        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'Eforged by the program')\n"
+        "    except OSError:\n        pass\nraise SystemExit(0)\n",
+        Limits(timeout=10),
+    ),
     "infinite_loop": ("while True:\n    pass\n", Limits(timeout=2)),
     "sleep_past_wall": ("import time\ntime.sleep(600)\n", Limits(timeout=2)),
 }

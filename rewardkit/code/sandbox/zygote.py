@@ -32,6 +32,7 @@ PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 2
 SECURE_ALL_LOCKED = 0x2F  # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS_LOCKED, each locked
 MEMORY_ERROR_MARK = b"M"
 SETUP_ERROR_MARK = b"E"
+READY_MARK = b"R"
 TMPFS_INODES = 4096  # files a job may create in each of /tmp and /job (their bytes: 2 x file_size)
 REPORT = [-1]  # the fd a job's child reports a MemoryError or a setup failure on
 PRELOAD = (
@@ -214,6 +215,9 @@ def serve_job(control: socket.socket, header: dict, fds: list, uid: int) -> None
             control.close()
             REPORT[0] = report_w
             files = enter_job(header, [*fds, report_w], uid)
+            os.write(
+                REPORT[0], READY_MARK
+            )  # from here on the program's own code runs: no setup error
             status = run_program(header["main"], files[header["main"]])
         except BaseException as error:
             message = f"{type(error).__name__}: {error}".encode()[:2000]
@@ -241,7 +245,9 @@ def serve_job(control: socket.socket, header: dict, fds: list, uid: int) -> None
     except BlockingIOError:
         report = b""
     os.close(report_r)
-    done = {"op": "done", "status": status, "memory": report[:1] == MEMORY_ERROR_MARK}
+    # A setup error counts only before READY_MARK: the program can write on fd 3 too, but a forged
+    # "sandbox error" must never be reachable by it (a MEMORY_ERROR_MARK only hurts itself).
+    done = {"op": "done", "status": status, "memory": report[:2] == READY_MARK + MEMORY_ERROR_MARK}
     if report[:1] == SETUP_ERROR_MARK:
         done["error"] = "the sandbox could not set up the job: " + report[1:].decode(
             "utf-8", "replace"
