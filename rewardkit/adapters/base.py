@@ -19,6 +19,7 @@ Scoring is written once, for async callers; sync callers (``score_one``, ``score
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -120,6 +121,14 @@ def mark_coroutine_function(cls: type, template: Callable[..., Any]) -> None:
     mark = getattr(inspect, "_is_coroutine_mark", None)
     if mark is not None:
         cls._is_coroutine_marker = mark  # type: ignore[attr-defined]
+
+
+_SYNC_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "rewardkit_adapters_sync_caller", default=False
+)
+"""Whether the scoring running in this context is ``RewardAdapter.run_sync``'s (a sync caller):
+its reward calls then block, and a batch's calls run on an event loop of their own. Never seen by
+the reward's own code (set back to ``False`` around every call)."""
 
 
 def finish_now(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -337,13 +346,23 @@ class RewardAdapter:
 
     async def _call(self, fields: Mapping[str, Any], where: Any) -> Any:
         """The runner's result for one call (a sample or a group), or its ``SampleFailure``; a
-        missing field raises, explained (a configuration error)."""
+        missing field raises, explained (a configuration error). For a sync caller
+        (``run_sync``) the call blocks this thread, as the runner's sync face does."""
         try:
+            if _SYNC_CALLER.get():
+                return self._call_blocking(fields, where)
             return await self.runner.run(fields, where)
         except SampleFailure as failure:
             return failure
         except MissingFieldError as error:
             raise self.explain_missing(error) from None
+
+    def _call_blocking(self, fields: Mapping[str, Any], where: Any) -> Any:
+        token = _SYNC_CALLER.set(False)  # the reward's own code is no sync caller of this adapter
+        try:
+            return self.runner.call(fields, where)
+        finally:
+            _SYNC_CALLER.reset(token)
 
     # -- groups -----------------------------------------------------------------------------
 
@@ -365,7 +384,7 @@ class RewardAdapter:
     @property
     def runs_inline(self) -> bool:
         """Whether the reward runs in the caller's thread (a sync reward, ``execution="inline"``):
-        its scoring then never waits, so a sync caller needs no event loop."""
+        its calls then never overlap, so a batch is scored one sample after another."""
         return self.runner.execution == "inline" and not self.runner.reward.is_async
 
     async def score_one_async(self, fields: Sample, index: int = 0) -> Scored:
@@ -379,9 +398,16 @@ class RewardAdapter:
 
     async def bounded(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
         """Run ``calls`` at most ``concurrency`` at once (one after another when the reward runs
-        inline: nothing would overlap); their results in order, the rest cancelled on an error."""
+        inline: nothing would overlap); their results in order, the rest cancelled on an error.
+        For a sync caller they run on an event loop of their own (``run_coroutine``)."""
         if self.runs_inline:
             return [await call() for call in calls]
+        if _SYNC_CALLER.get():
+            return run_coroutine(self._gathered(calls))  # type: ignore[no-any-return]
+        return await self._gathered(calls)
+
+    async def _gathered(self, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+        _SYNC_CALLER.set(False)  # in this task's own context: its calls await, on this loop
         semaphore = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(call: Callable[[], Awaitable[T]]) -> T:
@@ -433,11 +459,14 @@ class RewardAdapter:
     # -- sync faces -------------------------------------------------------------------------
 
     def run_sync(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """A coroutine of this adapter's scoring run to its end for a sync caller: in this thread
-        when the reward runs inline, else on an event loop (``run_coroutine``)."""
-        if self.runs_inline:
+        """A coroutine of this adapter's scoring run to its end for a sync caller, in this thread
+        with no event loop: each reward call blocks (``SampleRunner.call``), and a batch's calls
+        run on an event loop of their own (``bounded``), as they always did for sync callers."""
+        token = _SYNC_CALLER.set(True)
+        try:
             return finish_now(coroutine)
-        return run_coroutine(coroutine)  # type: ignore[no-any-return]
+        finally:
+            _SYNC_CALLER.reset(token)
 
     def score_one(self, fields: Sample, index: int = 0) -> Scored:
         """``score_one_async`` from sync code."""
