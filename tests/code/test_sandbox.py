@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sandbox_fixtures as fixtures
 
 from rewardkit.code.sandbox import (
     Job,
@@ -110,6 +116,23 @@ def test_a_session_past_its_wall_limit_is_timed_out(sandbox) -> None:
     session = sandbox.open(job("import sys\nsys.stdin.readline()\n", limits=Limits(timeout=1)))
     assert session.receive(30) is None
     outcome = session.finish()
+    assert outcome.timed_out is True
+    assert outcome.exit_code is None
+
+
+def test_a_session_left_without_calls_is_still_stopped_at_its_wall_limit() -> None:
+    if selection.available_backends()["bwrap"] is not None:
+        pytest.skip("needs the bwrap backend (processes to watch)")
+    box = get_sandbox("bwrap", workers=1)
+    try:
+        session = box.open(
+            Job({"main.py": fixtures.DAEMON.encode()}, "main.py", limits=Limits(timeout=1))
+        )
+        assert session.receive(30) == b"started"
+        assert fixtures.wait_for_no_leftovers(60) == []  # no call on the session meanwhile
+        outcome = session.finish()
+    finally:
+        box.close()
     assert outcome.timed_out is True
     assert outcome.exit_code is None
 

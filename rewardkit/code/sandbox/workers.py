@@ -156,6 +156,8 @@ class WorkerSession:
         self.kill_deadline: float | None = None
         self.consumed = 0
         self._outcome: Outcome | None = None
+        self._kill_lock = threading.Lock()
+        self._watchdog: threading.Timer | None = None
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         if interactive:
@@ -187,6 +189,8 @@ class WorkerSession:
                 "files_size": os.fstat(files).st_size,
             }
             worker.start(header, [stdin_r, stdout_w, stderr_w, files])
+            if interactive:
+                self._watch()
         except OSError:
             worker.dead = True
         finally:
@@ -240,7 +244,10 @@ class WorkerSession:
                 if self.status is not None and time.monotonic() > self.status["at"] + DRAIN_GRACE:
                     break
                 self._pump(time.monotonic() + 0.5)
-            self._outcome = self._build_outcome()
+            with self._kill_lock:
+                self._outcome = self._build_outcome()
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             for fd in (self.out.fd, self.err.fd):
                 os.close(fd)
             self._release(self.worker)
@@ -258,15 +265,25 @@ class WorkerSession:
             self.stdin = -1
 
     def _kill(self) -> None:
-        if not self.killed:
-            self.killed = True
-            self.kill_deadline = time.monotonic() + KILL_GRACE
-            self.worker.kill_job()
+        with self._kill_lock:
+            if not self.killed and self._outcome is None:
+                self.killed = True
+                self.kill_deadline = time.monotonic() + KILL_GRACE
+                self.worker.kill_job()
+
+    def _watch(self) -> None:
+        """A session left without calls is still stopped at its wall limit (not only when pumped)."""
+        self._watchdog = threading.Timer(self.limits.timeout + 0.05, self._enforce_deadline)
+        self._watchdog.daemon = True
+        self._watchdog.start()
 
     def _enforce_deadline(self) -> None:
         """Past the job's wall limit and still running: timed out, killed."""
         if self.status is None and not self.killed and time.monotonic() >= self.deadline:
-            self.timed_out = True
+            with self._kill_lock:
+                if self._outcome is not None or self.killed:
+                    return
+                self.timed_out = True
             self._kill()
 
     def _pump(self, until: float, *, stdin_room: bool = False) -> None:
