@@ -231,3 +231,17 @@ def test_no_usable_sandbox_is_refused_before_grading_saying_what_to_install(
     reasons["wasm"] = None  # auto picks wasm, whose reservations a capped worker cannot hold
     with pytest.raises(EvalConfigError, match=r"give worker_memory=0"):
         run_code_eval(None, workers=1, worker_memory=2 << 30, output=output)
+
+
+def test_the_sample_gets_the_same_outcomes_in_the_wasm_sandbox() -> None:
+    import os
+
+    from rewardkit.code.sandbox.selection import available_backends
+
+    why_not = available_backends()["wasm"]
+    if why_not is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the wasm sandbox is needed in CI (the code extra): {why_not}")
+        pytest.skip(f"the wasm sandbox is not usable here: {why_not}")
+    run = run_code_eval(None, sandbox="wasm", workers=0, timeout=5.0)
+    assert {result.id: result.outcome for result in run.results} == EXPECTED
