@@ -230,3 +230,18 @@ def test_the_builtin_rewards_table_names_no_module_above_it() -> None:
     own, _ = placed("rewardkit.builtin_rewards")
     assert {module for module in BUILTIN_REWARDS.values() if placed(module)[0] > own} == set()
     assert set(BUILTIN_REWARDS.values()) <= set(GRAPH)
+
+
+def test_graders_stand_beside_the_runtime() -> None:
+    """Graders build on a reward's definition only: none imports the runner or the batch loop,
+    so a grader works the same under any caller (``calculate_rewards``, an adapter, eval)."""
+    order = [name for name, _ in LAYERS]
+    graders, beside = order.index("graders"), {order.index("run"), order.index("batch")}
+    found = [
+        f"{module} imports {imported}"
+        for module in sorted(GRAPH)
+        if placed(module)[0] == graders
+        for imported in sorted(GRAPH[module])
+        if placed(imported)[0] in beside
+    ]
+    assert found == []
