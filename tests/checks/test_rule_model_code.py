@@ -50,6 +50,14 @@ FLAGGED = {
         '    done = subprocess.run(["python3", "-"], input=final_response, text=True)\n'
         "    return float(done.returncode == 0)\n"
     ),
+    "communicate to an interpreter": (
+        "    proc = subprocess.Popen([sys.executable], stdin=subprocess.PIPE, text=True)\n"
+        "    proc.communicate(final_response)\n    return float(proc.returncode == 0)\n"
+    ),
+    "written to an interpreter's stdin": (
+        '    with subprocess.Popen(["python3", "-"], stdin=subprocess.PIPE, text=True) as proc:\n'
+        "        proc.stdin.write(final_response)\n    return float(proc.returncode == 0)\n"
+    ),
     "written with open then run": (
         '    path = os.path.join("/tmp", "solution.py")\n'
         '    with open(path, "w") as f:\n        f.write(final_response)\n'
@@ -131,6 +139,10 @@ LEFT_ALONE = {
     "a script reading the response on stdin": (
         '    done = subprocess.run([sys.executable, "grader.py"], input=final_response, text=True)\n'
         "    return float(done.returncode == 0)\n"
+    ),
+    "communicate to a script": (
+        '    proc = subprocess.Popen([sys.executable, "grader.py"], stdin=subprocess.PIPE, text=True)\n'
+        "    proc.communicate(final_response)\n    return float(proc.returncode == 0)\n"
     ),
     "the response as a script's argument": (
         '    done = subprocess.run(["python3", "score.py", "--text", final_response])\n'

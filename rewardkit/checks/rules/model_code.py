@@ -272,6 +272,7 @@ def _may_run_code(qualified: str | None, node: ast.Call) -> bool:
         or _is_code_grader(qualified)
         or _hands_evaluator(node)
         or _writes(node)
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "communicate")
     )
 
 
@@ -288,6 +289,9 @@ class _Finder:
         self.context = context
         self.files: dict[str, str] = {}
         """What names or literals the files written with model text go by -> the text's name."""
+        self.fed: dict[str, str] = {}
+        """Processes given model text on their stdin (``proc.communicate(code)``,
+        ``proc.stdin.write(code)``) -> the text's name."""
 
     def findings(self, calls: list[_Call]) -> Iterator[tuple[ast.Call, str, str]]:
         for call in calls:  # writes first: a loop may run the file before the write's line
@@ -302,14 +306,30 @@ class _Finder:
 
     def _note_write(self, node: ast.Call) -> None:
         """Remember the file a call writes model text to (``f.write(code)`` in ``with open(path,
-        "w") as f``, ``Path(p).write_text(code)``, ``print(code, file=f)``) by what names it."""
+        "w") as f``, ``Path(p).write_text(code)``, ``print(code, file=f)``) by what names it,
+        and the process whose stdin it feeds (``proc.communicate(code)``, ``proc.stdin.write``)."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "communicate":
+            source = self._first(
+                [*node.args[:1], *(k.value for k in node.keywords if k.arg == "input")]
+            )
+            if source is not None and isinstance(func.value, ast.Name):
+                self.fed.setdefault(func.value.id, source)
+            return
         if not _writes(node):
             return
         source = self._first(node.args)
         if source is None:
             return
-        if isinstance(node.func, ast.Attribute):
-            owner: ast.expr = node.func.value
+        if isinstance(func, ast.Attribute):
+            stream = func.value
+            if (
+                isinstance(stream, ast.Attribute)
+                and stream.attr == "stdin"
+                and isinstance(stream.value, ast.Name)
+            ):
+                self.fed.setdefault(stream.value.id, source)
+            owner: ast.expr = func.value
         else:
             owner = next(k.value for k in node.keywords if k.arg == "file")
         names = _mentions(owner)
@@ -318,6 +338,13 @@ class _Finder:
                 names |= _mentions(value)
         for name in names:
             self.files.setdefault(name, source)
+
+    def _fed(self, node: ast.Call) -> str | None:
+        """The model text a started process (``proc = Popen(...)``) is given on its stdin."""
+        for name, values in self.flow.values.items():
+            if name in self.fed and any(value is node for value in values):
+                return self.fed[name]
+        return None
 
     def _file_run(self, parts: Iterable[ast.expr]) -> str | None:
         """The model text written to a file these arguments name, if they name one."""
@@ -380,7 +407,9 @@ class _Finder:
         inline = [a for a, flag in zip(arguments[1:], flags) if flag in _INLINE_CODE_FLAGS]
         source = self._first(inline)
         if source is None and all(flag is not None and flag.startswith("-") for flag in flags):
-            source = self._first([_stdin(node)])  # no script: stdin is the program
+            source = self._first([_stdin(node)]) or self._fed(
+                node
+            )  # no script: stdin is the program
         if source is not None:
             return f"`{qualified}` runs an interpreter on `{source}` {_TEXT}", CODE_GRADER
         script = next(
