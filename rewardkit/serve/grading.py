@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from rewardkit.math.grading import CompareOptions
 from rewardkit.math.verdict import MathVerdict
 from rewardkit.runtime.define.failures import FailureTag
 from rewardkit.serve.auth import TOKEN_ENV
@@ -193,7 +194,10 @@ class RemoteGrader:
 
     def __call__(self, response: str, gold: str, **grade_options: object) -> MathVerdict:
         """Grade as the served reward does: ``grade``'s options (``policy``, ``timeout``, ...)
-        are the server's business, taken and not sent."""
+        are the server's business, taken and not sent; any other keyword is a ``TypeError``."""
+        unknown = sorted(set(grade_options) - _GRADE_OPTIONS)
+        if unknown:
+            raise TypeError(f"RemoteGrader() got an unexpected keyword argument {unknown[0]!r}")
         self._check_alive()
         try:
             (outcome,) = self._run(
@@ -209,6 +213,9 @@ class RemoteGrader:
         if outcome.failure is not None:
             raise RemoteSampleError(self.served_name or "remote", outcome.failure)
         return verdict_of(outcome, gold)
+
+
+_GRADE_OPTIONS = frozenset({"extract", *CompareOptions.__annotations__})
 
 
 def verdict_of(outcome: SampleOutcome, gold: str) -> MathVerdict:
