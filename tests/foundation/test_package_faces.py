@@ -65,3 +65,19 @@ def test_every_public_name_resolves_from_its_module(package: str) -> None:
             full = where if where.startswith("rewardkit") else f"{package}.{where}"
             assert value is getattr(importlib.import_module(full), name)
     assert set(module.__all__) <= set(dir(module))
+
+
+MODULE_FACES = {
+    "rewardkit.reward_threads": "rewardkit.runtime.run.reward_threads",
+    "rewardkit.reward_processes": "rewardkit.runtime.run.reward_processes",
+    "rewardkit.schema": "rewardkit.runtime.define.schema",
+}
+"""Documented modules kept where users import them -> the runtime module defining their names."""
+
+
+@pytest.mark.parametrize(("face", "defining"), sorted(MODULE_FACES.items()))
+def test_a_module_face_gives_the_objects_of_its_defining_module(face: str, defining: str) -> None:
+    module, source = importlib.import_module(face), importlib.import_module(defining)
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(source, name), name
