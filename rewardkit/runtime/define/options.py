@@ -28,4 +28,35 @@ def check_timeout(timeout: object, *, where: str = "timeout") -> float | None:
     return float(timeout)
 
 
-__all__ = ["EXECUTION_MODES", "ExecutionMode", "check_execution", "check_timeout"]
+def refuse_inline_timeout(
+    name: str, is_async: bool, mode: object, timeout: float | None, *, shown: bool = True
+) -> None:
+    """A ``ValueError`` for a sync reward ``"inline"`` under a timeout: on the caller's thread
+    nothing could enforce it (``shown``: the message gives the timeout's seconds)."""
+    if mode == "inline" and timeout is not None and not is_async:
+        seconds = f" ({timeout} s)" if shown else ""
+        raise ValueError(
+            f"reward {name!r}: execution='inline' runs the sync reward on the caller's thread, "
+            f"where a timeout{seconds} cannot be enforced; use execution='thread' or 'process'"
+        )
+
+
+def check_reward_options(
+    name: str, is_async: bool, execution: object, timeout: object
+) -> tuple[ExecutionMode | None, float | None]:
+    """A reward's own execution mode and timeout, checked when it is defined."""
+    where = f"reward {name!r}"
+    mode = check_execution(execution, where=f"{where}: execution")
+    seconds = check_timeout(timeout, where=f"{where}: timeout")
+    refuse_inline_timeout(name, is_async, mode, seconds, shown=False)
+    return mode, seconds
+
+
+__all__ = [
+    "EXECUTION_MODES",
+    "ExecutionMode",
+    "check_execution",
+    "check_reward_options",
+    "check_timeout",
+    "refuse_inline_timeout",
+]

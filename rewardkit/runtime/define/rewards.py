@@ -23,7 +23,7 @@ from typing import Any, ClassVar, TypeVar, overload
 
 from rewardkit.runtime.define.errors import MissingFieldError
 from rewardkit.runtime.define.fields import PREDEFINED_FIELDS, framework_hint
-from rewardkit.runtime.define.options import ExecutionMode, check_execution, check_timeout
+from rewardkit.runtime.define.options import ExecutionMode, check_reward_options
 from rewardkit.runtime.define.registry import Registration, register
 from rewardkit.runtime.define.results import RewardResult
 
@@ -210,21 +210,6 @@ def _check_name(name: object, default: str) -> str:
     return name
 
 
-def _check_execution_options(
-    name: str, is_async: bool, execution: Any, timeout: Any
-) -> tuple[ExecutionMode | None, float | None]:
-    """A reward's own execution mode and timeout, checked when it is defined."""
-    where = f"reward {name!r}"
-    mode = check_execution(execution, where=f"{where}: execution")
-    seconds = check_timeout(timeout, where=f"{where}: timeout")
-    if mode == "inline" and seconds is not None and not is_async:
-        raise ValueError(
-            f"{where}: execution='inline' runs the sync reward on the caller's thread, where a timeout "
-            "cannot be enforced; use execution='thread' or 'process'"
-        )
-    return mode, seconds
-
-
 def load_module_from_file(module: str, path: str) -> types.ModuleType:
     """The module ``module`` executed from ``path`` (once per process), as verl and OpenRLHF load
     reward files: by path, under a name that ``import`` may not find."""
@@ -347,7 +332,7 @@ class Reward:
         self.extra_keys = _declared_extra_keys(extra_keys, self.name)
         self.binding = FieldBinding(function, self.name)
         self.parameters = self.binding.parameters
-        self.execution, self.timeout = _check_execution_options(
+        self.execution, self.timeout = check_reward_options(
             self.name, self.is_async, execution, timeout
         )
         # calculate_reward's fast path: is_async for a reward called as is, None for one that
@@ -574,7 +559,7 @@ class BaseReward:
         cls.name = _check_name(cls.name, cls.__name__)
         cls.extra_keys = _declared_extra_keys(cls.extra_keys, cls.name)
         cls.is_async = inspect.iscoroutinefunction(call)
-        cls.execution, cls.timeout = _check_execution_options(
+        cls.execution, cls.timeout = check_reward_options(
             cls.name, cls.is_async, cls.execution, cls.timeout
         )
         cls.binding = FieldBinding(call, cls.name, skip_first=True)

@@ -42,7 +42,12 @@ from rewardkit.runtime.define.errors import (
     describe_error,
     has_plain_message,
 )
-from rewardkit.runtime.define.options import ExecutionMode, check_execution, check_timeout
+from rewardkit.runtime.define.options import (
+    ExecutionMode,
+    check_execution,
+    check_timeout,
+    refuse_inline_timeout,
+)
 from rewardkit.runtime.define.results import RewardResult
 from rewardkit.runtime.run.reward_threads import reward_threads
 
@@ -69,11 +74,7 @@ def resolve_execution(
         or getattr(reward, "execution", None)
         or ("thread" if timeout is not None else untimed)
     )
-    if mode == "inline" and timeout is not None and not reward.is_async:
-        raise ValueError(
-            f"reward {reward.name!r}: execution='inline' runs the sync reward on the caller's thread, "
-            f"where a timeout ({timeout} s) cannot be enforced; use execution='thread' or 'process'"
-        )
+    refuse_inline_timeout(reward.name, reward.is_async, mode, timeout)
     return mode, timeout
 
 
