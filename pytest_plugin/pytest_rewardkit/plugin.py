@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from pytest_rewardkit.items import GoldenFile
 
 DEFAULT_GOLDEN_FILES = ["golden_*.toml", "golden_*.jsonl"]
-EXECUTION_MODES = ("inline", "thread", "process")  # rewardkit.runtime.define.options', without importing it
+# The modes of rewardkit.runtime.define.options, without importing rewardkit (see above).
+EXECUTION_MODES = ("inline", "thread", "process")
 _PREVIOUS_OPTIONS = pytest.StashKey[Any]()
 
 
