@@ -136,3 +136,12 @@ def test_bad_ini_options_are_usage_errors(plug: pytest.Pytester, ini: str, messa
     result = plug.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_the_plugins_execution_modes_are_the_runtimes() -> None:
+    """The plugin keeps its own copy (it imports nothing of rewardkit at start-up): the same modes."""
+    from pytest_rewardkit.plugin import EXECUTION_MODES
+
+    from rewardkit.runtime.define.options import EXECUTION_MODES as RUNTIME_MODES
+
+    assert EXECUTION_MODES == RUNTIME_MODES
