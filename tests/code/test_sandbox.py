@@ -262,3 +262,28 @@ def test_a_sandbox_that_cannot_start_is_a_sandbox_error_not_the_programs() -> No
     with box.open(job("print(1)")) as session:
         assert session.receive(1) is None
         assert session.finish().sandbox_error is not None
+
+
+def test_a_worker_that_died_while_idle_is_replaced_not_blamed_on_the_next_program(sandbox) -> None:
+    first = sandbox.run(job("print(1)"))
+    assert first.stdout == b"1\n", first
+    for worker in list(sandbox._idle):
+        worker.process.kill()
+        worker.process.wait()
+    outcome = sandbox.run(job("print(2)"))
+    assert outcome.stdout == b"2\n"
+    assert outcome.sandbox_error is None
+
+
+def test_a_worker_started_from_a_thread_outlives_that_thread(sandbox) -> None:
+    """bwrap's --die-with-parent fires when the forking *thread* ends: workers start elsewhere."""
+    box = get_sandbox(sandbox.name, workers=1)
+    try:
+        started = threading.Thread(target=lambda: box.run(job("print('from a thread')")))
+        started.start()
+        started.join()
+        outcome = box.run(job("print('after it ended')"))
+    finally:
+        box.close()
+    assert outcome.stdout == b"after it ended\n"
+    assert outcome.signal is None

@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -31,6 +32,11 @@ KILL_GRACE = 5.0
 DRAIN_GRACE = 2.0
 OVERFLOW_WAIT = 0.05
 CHUNK = 1 << 16
+
+
+# Workers are started from one long-lived thread: bwrap's --die-with-parent (PR_SET_PDEATHSIG)
+# fires when the *thread* that forked it ends, and callers' threads come and go.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-sandbox-spawner")
 
 
 def files_memfd(files: Mapping[str, bytes]) -> int:
@@ -53,7 +59,8 @@ class Worker:
     def __init__(self, command: Callable[[int], list[str]], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.process = subprocess.Popen(
+            self.process = _SPAWNER.submit(
+                subprocess.Popen,
                 command(theirs.fileno()),
                 pass_fds=[theirs.fileno()],
                 env=dict(env),
@@ -61,7 +68,7 @@ class Worker:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-            )
+            ).result()
         finally:
             theirs.close()
         self.control = ours
@@ -191,8 +198,10 @@ class WorkerSession:
             worker.start(header, [stdin_r, stdout_w, stderr_w, files])
             if interactive:
                 self._watch()
-        except OSError:
-            worker.dead = True
+        except OSError as error:  # the worker was gone before the job reached it: our side
+            worker.destroy()
+            self.status = {"status": signal.SIGKILL, "memory": False, "at": time.monotonic()}
+            self.status["error"] = f"the sandbox worker was gone before the job started: {error}"
         finally:
             for fd in (stdin_r, stdout_w, stderr_w, files):
                 os.close(fd)
@@ -371,14 +380,23 @@ class PooledSandbox:
         self._lock = threading.Condition()
 
     def _acquire(self) -> Worker | Outcome:
-        with self._lock:
-            deadline = time.monotonic() + OVERFLOW_WAIT
-            while not self._idle and self._alive >= self._size and time.monotonic() < deadline:
-                self._lock.wait(max(0.0, deadline - time.monotonic()))
-            if self._idle:
-                return self._idle.pop()
-            self._alive += 1
-            index = self._alive
+        stale: list[Worker] = []  # died while idle: replaced, never blamed on a program
+        try:
+            with self._lock:
+                deadline = time.monotonic() + OVERFLOW_WAIT
+                while not self._idle and self._alive >= self._size and time.monotonic() < deadline:
+                    self._lock.wait(max(0.0, deadline - time.monotonic()))
+                while self._idle:
+                    worker = self._idle.pop()
+                    if worker.process.poll() is None:
+                        return worker
+                    self._alive -= 1
+                    stale.append(worker)
+                self._alive += 1
+                index = self._alive
+        finally:
+            for worker in stale:
+                worker.destroy()
         try:
             return self._factory(index)
         except (SandboxUnavailableError, OSError) as error:
