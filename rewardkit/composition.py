@@ -26,13 +26,18 @@ import sys
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, ClassVar
 
-from rewardkit.calculate import CONFIGURATION_ERRORS
-from rewardkit.errors import MissingFieldError, RewardError
-from rewardkit.execution import SampleFailure, SampleRunner
-from rewardkit.groups import group_runner, is_group_reward
-from rewardkit.registry import get_reward
-from rewardkit.results import NotApplicable, RewardResult
-from rewardkit.rewards import BaseReward, FieldBinding, Reward, as_reward
+from rewardkit.builtin_rewards import get_reward
+from rewardkit.runtime.define.errors import MissingFieldError, RewardError
+from rewardkit.runtime.define.results import NotApplicable, RewardResult
+from rewardkit.runtime.define.rewards import (
+    BaseReward,
+    FieldBinding,
+    Reward,
+    as_reward,
+    is_group_reward,
+)
+from rewardkit.runtime.run.execution import CONFIGURATION_ERRORS, SampleFailure, SampleRunner
+from rewardkit.runtime.run.group_calls import group_runner
 
 
 class RewardComponentError(RewardError):
@@ -96,7 +101,7 @@ def own_runner(reward: Any) -> SampleRunner | None:
     timeout = getattr(reward, "timeout", None)
     if execution != "process" and timeout is None:
         return None
-    from rewardkit.reward_processes import in_worker_process
+    from rewardkit.runtime.run.reward_processes import in_worker_process
 
     if in_worker_process():
         return None
@@ -271,9 +276,9 @@ class WeightedReward(Reward):
 
     @property
     def extra_keys(self) -> dict[str, Any]:
-        """The extras of every result, for ``rewardkit.schema``: each label (its component's
+        """The extras of every result, for ``rewardkit.runtime.define.schema``: each label (its component's
         reward, a number or ``None``) and ``<label>/<key>`` for each component's own extras."""
-        from rewardkit.schema import result_schema
+        from rewardkit.runtime.define.schema import result_schema
 
         types = {"number": float, "text": str}
         keys: dict[str, Any] = {}
