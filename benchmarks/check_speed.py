@@ -33,7 +33,8 @@ The engine's figures (row 4, and the re-analysis after an edit) are measured in 
 imports the engine only, as the language server does. The load average is printed before and
 after.
 
-Usage: ``python benchmarks/check_speed.py [--files 1600] [--repeats 15] [--keep DIR]``
+Usage: ``python benchmarks/check_speed.py [--files 1600] [--repeats 15] [--keep DIR]
+[--rows single,editor,many,formats]`` (``--rows formats``: row 6 alone).
 """
 
 from __future__ import annotations
@@ -434,17 +435,220 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
+def single_module_rows(
+    workdir: Path, python: Path, script: Path, installed_env: dict[str, str], repeats: int
+) -> bool:
+    """Rows 1 and 2: one 150-line module, the installed command against its floor and ruff."""
+    dev_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
+    dev_env.pop("PYTHONDONTWRITEBYTECODE", None)  # the worktree gets byte code, as installs do
+    single = workdir / "single"
+    single.mkdir()
+    (single / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    module = single / "rewards.py"
+    module.write_text(module_of_lines(150), encoding="utf-8")
+    lines = module.read_text(encoding="utf-8").count("\n")
+    floor_code = "import libcst, sys; libcst.parse_module(open(sys.argv[1]).read())"
+    ast_floor_code = "import ast, sys; ast.parse(open(sys.argv[1]).read())"
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    dev_python = sys.executable
+    dev_command = [dev_python, "-m", "rewardkit", "check"]
+    installed = {"cwd": single, "env": installed_env}
+    dev = {"cwd": single, "env": dev_env}
+    for warm_up in (
+        [str(script), "check", "rewards.py"],
+        [*dev_command, "rewards.py"],
+        [ruff, "check", "rewards.py"],
+    ):  # the caches of the "unchanged" rows, and byte code for the dev venv's modules
+        subprocess.run(warm_up, capture_output=True, check=False, cwd=single, env=dev_env)
+    subprocess.run(
+        [str(script), "check", "rewards.py"], capture_output=True, check=False, **installed
+    )  # type: ignore[arg-type]
+    print(f"\n{lines}-line module, {repeats} rounds, every command once per round, best run:")
+    times = best_processes(
+        repeats,
+        {
+            "floor": ([str(python), "-c", floor_code, str(module)], installed),
+            "cold": ([str(script), "check", "--no-cache", "rewards.py"], installed),
+            "warm": ([str(script), "check", "rewards.py"], installed),
+            "ruff": ([ruff, "check", "rewards.py"], {"cwd": single}),
+            "bare": ([str(python), "-c", "pass"], installed),
+            "ast": ([str(python), "-c", ast_floor_code, str(module)], installed),
+            "dev floor": ([dev_python, "-c", floor_code, str(module)], dev),
+            "dev cold": ([*dev_command, "--no-cache", "rewards.py"], dev),
+            "dev warm": ([*dev_command, "rewards.py"], dev),
+            "dev bare": ([dev_python, "-c", "pass"], dev),
+        },
+    )
+    met = row(
+        "rewardkit check, cold (installed)",
+        times["cold"],
+        "import libcst + parse (same python)",
+        times["floor"],
+        1.3,
+    )
+    met &= row(
+        "rewardkit check, unchanged (installed)",
+        times["warm"],
+        "ruff check, unchanged (its cache)",
+        times["ruff"],
+        3.0,
+    )
+    for name, figure, peer_name, peer in (
+        ("  (for information) python -c pass", "bare", "ruff check, unchanged", "ruff"),
+        ("  (for information) import ast + parse", "ast", "import libcst + parse", "floor"),
+    ):
+        row(name, times[figure], peer_name, times[peer], None)
+    print("the same in the shared dev venv (setuptools' editable finder runs at every start):")
+    for name, figure, peer_name, peer in (
+        (
+            "  rewardkit check, cold (dev venv)",
+            "dev cold",
+            "import libcst + parse (dev venv)",
+            "dev floor",
+        ),
+        ("  rewardkit check, unchanged (dev venv)", "dev warm", "ruff check, unchanged", "ruff"),
+        ("  python -c pass (dev venv)", "dev bare", "ruff check, unchanged", "ruff"),
+    ):
+        row(name, times[figure], peer_name, times[peer], None)
+    return met
+
+
+def editor_module_rows() -> bool:
+    """Row 4: the language server's first analysis of a 2,000-line module, in a process of its
+    own that imports the engine only (as the server does: a process that has imported libcst
+    pays for its objects at every garbage collection)."""
+    import libcst  # only in this process: the engine's process never imports it
+
+    source = editor_module(100)
+    engine = json.loads(
+        subprocess.run(
+            [sys.executable, __file__, "--engine-rows"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    print(f"\n{source.count(chr(10)):,}-line module, {engine['rewards']} rewards, 7 runs each:")
+    parse_one = best_of(7, lambda: libcst.parse_module(source))
+    met = row(
+        "first analysis (ModuleAnalyzer().analyze)",
+        engine["first"],
+        "libcst.parse_module of it",
+        parse_one,
+        1.2,
+    )
+    row(
+        "  (for information) ast.parse of it",
+        engine["ast"],
+        "libcst.parse_module of it",
+        parse_one,
+        None,
+    )
+    p50, p95, worst = engine["edits"]
+    print(
+        f"  (for information) re-analysis after a one-line edit (200 edits): p50 "
+        f"{p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, max {worst * 1000:.2f} ms"
+    )
+    gc.collect()
+    return met
+
+
+def corpus_and_floor(
+    directory: Path, files: int, generate: Callable[[int, random.Random], str]
+) -> tuple[Path, list[str], float]:
+    """A corpus of ``files`` modules made by ``generate`` in ``directory``, their texts, and
+    the floor: the best time of one ``libcst.parse_module`` of each."""
+    import libcst
+
+    directory.mkdir()
+    sources = [
+        path.read_text(encoding="utf-8")
+        for path in write_corpus(directory, files, generate=generate)
+    ]
+    return directory, sources, best_of(2, lambda: parse_each(libcst.parse_module, sources))
+
+
+def many_modules_rows(
+    workdir: Path, script: Path, installed_env: dict[str, str], files: int
+) -> bool:
+    """Rows 3 and 5: many modules, cold, checked, then fixed."""
+    corpus, sources, parse_all = corpus_and_floor(workdir / "corpus", files, generate_module)
+    total_lines = sum(source.count("\n") for source in sources)
+    print(f"\n{len(sources):,} modules, {total_lines:,} lines:")
+    many = best_process(
+        3, [str(script), "check", "--no-cache", "rewards"], cwd=corpus, env=installed_env
+    )
+    met = row(
+        "rewardkit check, cold (2 cores)", many, "libcst.parse_module of every file", parse_all, 1.0
+    )
+    ast_all = best_of(2, lambda: parse_each(ast.parse, sources))
+    row(
+        "  (for information) ast.parse of every file",
+        ast_all,
+        "libcst.parse_module of every file",
+        parse_all,
+        None,
+    )
+    fixing, summary = best_fix_run(3, script, corpus, workdir, installed_env)
+    met &= row(
+        "rewardkit check --fix, cold (2 cores)",
+        fixing,
+        "libcst.parse_module of every file",
+        parse_all,
+        1.0,
+    )
+    print(f"  ({summary})")
+    return met
+
+
+def output_format_rows(
+    workdir: Path, script: Path, installed_env: dict[str, str], files: int
+) -> bool:
+    """Row 6: modules that all have findings, in every output format."""
+    findings, sources, parse_found = corpus_and_floor(workdir / "findings", files, findings_module)
+    print(f"\n{len(sources):,} modules, every one with findings:")
+    formats = ("json", "sarif", "text")
+    reports = best_processes(
+        3,
+        {
+            name: (
+                [str(script), "check", "--no-cache", "--format", name, "rewards"],
+                {"cwd": findings, "env": installed_env},
+            )
+            for name in formats
+        },
+    )
+    met = True
+    for name in formats:
+        met &= row(
+            f"rewardkit check --format {name} (2 cores)",
+            reports[name],
+            "libcst.parse_module of every file",
+            parse_found,
+            0.5,
+        )
+    return met
+
+
+ROWS = ("single", "editor", "many", "formats")
+"""Groups of rows: 1-2 (one module), 4 (the editor's module), 3 and 5 (many modules), 6 (every
+output format on modules with findings)."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=1600)
     parser.add_argument("--repeats", type=int, default=15, help="runs per process figure")
     parser.add_argument("--keep", help="write the corpus here and keep it")
+    parser.add_argument(
+        "--rows", default=",".join(ROWS), help=f"comma-separated groups of rows ({', '.join(ROWS)})"
+    )
     parser.add_argument("--engine-rows", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.engine_rows:
         print(json.dumps(engine_rows()))
         return 0
-
+    rows = set(arguments.rows.split(","))
     workdir = Path(arguments.keep) if arguments.keep else Path(tempfile.mkdtemp(prefix="rk-speed-"))
     workdir.mkdir(parents=True, exist_ok=True)
     met = True
@@ -454,204 +658,14 @@ def main() -> int:
         dev_site = sysconfig.get_paths()["purelib"]
         installed_env = {**os.environ, "PYTHONPATH": dev_site}  # libcst for the floor; no worktree
         installed_env.pop("PYTHONDONTWRITEBYTECODE", None)
-        dev_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
-        dev_env.pop("PYTHONDONTWRITEBYTECODE", None)  # the worktree gets byte code, as installs do
-        repeats = arguments.repeats
-
-        # Rows 1 and 2: one 150-line module.
-        single = workdir / "single"
-        single.mkdir()
-        (single / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-        module = single / "rewards.py"
-        module.write_text(module_of_lines(150), encoding="utf-8")
-        lines = module.read_text(encoding="utf-8").count("\n")
-        floor_code = "import libcst, sys; libcst.parse_module(open(sys.argv[1]).read())"
-        ast_floor_code = "import ast, sys; ast.parse(open(sys.argv[1]).read())"
-        ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-        dev_python = sys.executable
-        dev_command = [dev_python, "-m", "rewardkit", "check"]
-        installed = {"cwd": single, "env": installed_env}
-        dev = {"cwd": single, "env": dev_env}
-        for warm_up in (
-            [str(script), "check", "rewards.py"],
-            [*dev_command, "rewards.py"],
-            [ruff, "check", "rewards.py"],
-        ):  # the caches of the "unchanged" rows, and byte code for the dev venv's modules
-            subprocess.run(warm_up, capture_output=True, check=False, cwd=single, env=dev_env)
-        subprocess.run(
-            [str(script), "check", "rewards.py"], capture_output=True, check=False, **installed
-        )  # type: ignore[arg-type]
-        print(f"\n{lines}-line module, {repeats} rounds, every command once per round, best run:")
-        times = best_processes(
-            repeats,
-            {
-                "floor": ([str(python), "-c", floor_code, str(module)], installed),
-                "cold": ([str(script), "check", "--no-cache", "rewards.py"], installed),
-                "warm": ([str(script), "check", "rewards.py"], installed),
-                "ruff": ([ruff, "check", "rewards.py"], {"cwd": single}),
-                "bare": ([str(python), "-c", "pass"], installed),
-                "ast": ([str(python), "-c", ast_floor_code, str(module)], installed),
-                "dev floor": ([dev_python, "-c", floor_code, str(module)], dev),
-                "dev cold": ([*dev_command, "--no-cache", "rewards.py"], dev),
-                "dev warm": ([*dev_command, "rewards.py"], dev),
-                "dev bare": ([dev_python, "-c", "pass"], dev),
-            },
-        )
-        met &= row(
-            "rewardkit check, cold (installed)",
-            times["cold"],
-            "import libcst + parse (same python)",
-            times["floor"],
-            1.3,
-        )
-        met &= row(
-            "rewardkit check, unchanged (installed)",
-            times["warm"],
-            "ruff check, unchanged (its cache)",
-            times["ruff"],
-            3.0,
-        )
-        row(
-            "  (for information) python -c pass",
-            times["bare"],
-            "ruff check, unchanged",
-            times["ruff"],
-            None,
-        )
-        row(
-            "  (for information) import ast + parse",
-            times["ast"],
-            "import libcst + parse",
-            times["floor"],
-            None,
-        )
-        print("the same in the shared dev venv (setuptools' editable finder runs at every start):")
-        row(
-            "  rewardkit check, cold (dev venv)",
-            times["dev cold"],
-            "import libcst + parse (dev venv)",
-            times["dev floor"],
-            None,
-        )
-        row(
-            "  rewardkit check, unchanged (dev venv)",
-            times["dev warm"],
-            "ruff check, unchanged",
-            times["ruff"],
-            None,
-        )
-        row(
-            "  python -c pass (dev venv)",
-            times["dev bare"],
-            "ruff check, unchanged",
-            times["ruff"],
-            None,
-        )
-
-        # Row 4: the language server's first analysis of a 2,000-line module, in a process of its
-        # own that imports the engine only (as the server does: a process that has imported
-        # libcst pays for its objects at every garbage collection).
-        source = editor_module(100)
-        import libcst  # only in this process: the engine's process above never imports it
-
-        engine = json.loads(
-            subprocess.run(
-                [sys.executable, __file__, "--engine-rows"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        print(f"\n{source.count(chr(10)):,}-line module, {engine['rewards']} rewards, 7 runs each:")
-        parse_one = best_of(7, lambda: libcst.parse_module(source))
-        met &= row(
-            "first analysis (ModuleAnalyzer().analyze)",
-            engine["first"],
-            "libcst.parse_module of it",
-            parse_one,
-            1.2,
-        )
-        row(
-            "  (for information) ast.parse of it",
-            engine["ast"],
-            "libcst.parse_module of it",
-            parse_one,
-            None,
-        )
-        p50, p95, worst = engine["edits"]
-        print(
-            f"  (for information) re-analysis after a one-line edit (200 edits): p50 "
-            f"{p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, max {worst * 1000:.2f} ms"
-        )
-        gc.collect()
-
-        # Row 3: many files, cold.
-        corpus = workdir / "corpus"
-        corpus.mkdir()
-        paths = write_corpus(corpus, arguments.files)
-        sources = [path.read_text(encoding="utf-8") for path in paths]
-        total_lines = sum(source.count("\n") for source in sources)
-        print(f"\n{len(paths):,} modules, {total_lines:,} lines:")
-        parse_all = best_of(2, lambda: parse_each(libcst.parse_module, sources))
-        many = best_process(
-            3, [str(script), "check", "--no-cache", "rewards"], cwd=corpus, env=installed_env
-        )
-        met &= row(
-            "rewardkit check, cold (2 cores)",
-            many,
-            "libcst.parse_module of every file",
-            parse_all,
-            1.0,
-        )
-        ast_all = best_of(2, lambda: parse_each(ast.parse, sources))
-        row(
-            "  (for information) ast.parse of every file",
-            ast_all,
-            "libcst.parse_module of every file",
-            parse_all,
-            None,
-        )
-
-        # Row 5: the same files, fixed.
-        fixing, summary = best_fix_run(3, script, corpus, workdir, installed_env)
-        met &= row(
-            "rewardkit check --fix, cold (2 cores)",
-            fixing,
-            "libcst.parse_module of every file",
-            parse_all,
-            1.0,
-        )
-        print(f"  ({summary})")
-
-        # Row 6: modules that all have findings, in every output format.
-        findings = workdir / "findings"
-        findings.mkdir()
-        found_sources = [
-            path.read_text(encoding="utf-8")
-            for path in write_corpus(findings, arguments.files, generate=findings_module)
-        ]
-        print(f"\n{len(found_sources):,} modules, every one with findings:")
-        parse_found = best_of(2, lambda: parse_each(libcst.parse_module, found_sources))
-        formats = ("json", "sarif", "text")
-        reports = best_processes(
-            3,
-            {
-                name: (
-                    [str(script), "check", "--no-cache", "--format", name, "rewards"],
-                    {"cwd": findings, "env": installed_env},
-                )
-                for name in formats
-            },
-        )
-        for name in formats:
-            met &= row(
-                f"rewardkit check --format {name} (2 cores)",
-                reports[name],
-                "libcst.parse_module of every file",
-                parse_found,
-                0.5,
-            )
-
+        if "single" in rows:
+            met &= single_module_rows(workdir, python, script, installed_env, arguments.repeats)
+        if "editor" in rows:
+            met &= editor_module_rows()
+        if "many" in rows:
+            met &= many_modules_rows(workdir, script, installed_env, arguments.files)
+        if "formats" in rows:
+            met &= output_format_rows(workdir, script, installed_env, arguments.files)
         print(f"\nafter: {load()}")
         print("every target met" if met else "SOME TARGET NOT MET")
     finally:

@@ -2,9 +2,11 @@
 
 ``rewardkit check --fix``/``--diff`` and the language server (a quick fix, or
 ``source.fixAll.rewardkit``) all go through here, so their results are the same bytes. A fix is
-applied by its libcst transformation (:mod:`rewardkit.checks.transforms`, imported on the first
-fix: a plain check never loads libcst); its text edits are the difference between the text
-before and after.
+applied as plain text where that gives the same text as its libcst transformation
+(:mod:`rewardkit.checks.text_transforms`: most renames, ``await``, ``float``, ``async``), else by
+that transformation (:mod:`rewardkit.checks.transforms`, imported on the first fix: a plain
+check never loads libcst); its text edits are the difference between the text before and after.
+The fixes of one text share what they compute (:class:`~rewardkit.checks.fix_source.FixSource`).
 
 :func:`fix_module` applies a module's fixes one at a time and keeps one only when the fixed
 module parses, re-checking it finds none of the findings' codes more often than before and the
@@ -14,8 +16,6 @@ fix is left, so fixing a fixed module changes nothing.
 
 from __future__ import annotations
 
-import ast
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -23,9 +23,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.engine import ModuleAnalyzer
+from rewardkit.checks.fix_source import FixSource, Replacements
 from rewardkit.checks.fixes import apply_edits
 from rewardkit.checks.model import Diagnostic, Fix, ModuleAnalysis, Span, TextEdit
-from rewardkit.checks.positions import LINE_BREAK, NodePositions
+from rewardkit.checks.positions import NodePositions
+from rewardkit.checks.text_transforms import text_replacements
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
@@ -58,40 +60,38 @@ def load_transforms() -> ModuleType:
     return transforms
 
 
-def fixed_text(source: str, fix: Fix) -> tuple[str, Span | None]:
-    """``source`` with ``fix`` applied, and the range of the result to select (a placeholder)."""
+def fixed_text(source: str, fix: Fix, file: FixSource | None = None) -> tuple[str, Span | None]:
+    """``source`` with ``fix`` applied, and the range of the result to select (a placeholder).
+    ``file``: what resolving other fixes of ``source`` already computed."""
     if fix.transform is None:
         return apply_edits(source, fix.edits), fix.selection
+    result, selection, _ = _applied(file if file is not None else FixSource(source), fix)
+    return result, selection
+
+
+def _applied(file: FixSource, fix: Fix) -> tuple[str, Span | None, Replacements | None]:
+    """The fixed text, the range to select, and the plain-text replacements that made it
+    (``None`` when its libcst transformation did)."""
+    assert fix.transform is not None
     transforms = load_transforms()
-    try:
-        result, placeholder = transforms.apply_transform(source, fix.transform)
-    except transforms.TransformError as error:
-        raise FixUnavailable(f"{fix.title}: {error}") from None
-    if not _compiles(result) and (_compiles(source) or not _parses(result)):
+    replacements = text_replacements(file, fix.transform)
+    placeholder = None
+    if replacements is not None:
+        result = file.replaced(replacements)
+    else:
+        try:
+            result, placeholder = transforms.apply_transform(file.text, fix.transform, file)
+        except transforms.TransformError as error:
+            raise FixUnavailable(f"{fix.title}: {error}") from None
+    changed = file.statement(fix.transform.span.line)
+    assert changed is not None  # the transformation found its node there
+    if not file.is_fix_kept(result, *changed):
         raise FixUnavailable(f"{fix.title}: the fixed module would not compile")
     if placeholder is None:
-        return result, None
+        return result, None, replacements
     positions = NodePositions(result)
     start, end = placeholder
-    return result, Span(*positions.position(start), *positions.position(end))
-
-
-def _compiles(source: str) -> bool:
-    """Whether ``source`` compiles, not only parses: a ``nonlocal`` left without its binding,
-    or a name both ``global`` and a parameter, fails only when compiled."""
-    try:
-        compile(source, "<fixed>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return result, Span(*positions.position(start), *positions.position(end)), None
 
 
 def apply_fix(source: str, fix: Fix) -> str:
@@ -99,18 +99,24 @@ def apply_fix(source: str, fix: Fix) -> str:
     return fixed_text(source, fix)[0]
 
 
-def resolve_fix(source: str, fix: Fix) -> Fix:
+def resolve_fix(source: str, fix: Fix, file: FixSource | None = None) -> Fix:
     """``fix`` with the text edits (and selection) that apply it to ``source``."""
     if fix.transform is None:
         return fix
-    result, selection = fixed_text(source, fix)
-    return replace(fix, edits=text_edits(source, result), selection=selection)
+    file = file if file is not None else FixSource(source)
+    result, selection, replacements = _applied(file, fix)
+    edits = file.replacement_edits(replacements) if replacements is not None else None
+    if edits is None:
+        edits = file.text_edits(result)
+    return replace(fix, edits=edits, selection=selection)
 
 
 def resolve_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
     """``diagnostics`` with every fix resolved against ``source`` (a ``display`` fix keeps no
-    edits); a fix that does not apply is left out (its diagnostic stays)."""
+    edits); a fix that does not apply is left out (its diagnostic stays). What the fixes share
+    (the module's lines, each statement libcst parsed) is computed once."""
     resolved = []
+    file = FixSource(source)
     for diagnostic in diagnostics:
         if not any(fix.transform is not None for fix in diagnostic.fixes):
             resolved.append(diagnostic)
@@ -121,7 +127,7 @@ def resolve_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> list[Diagno
                 fixes.append(fix)
                 continue
             try:
-                fixes.append(resolve_fix(source, fix))
+                fixes.append(resolve_fix(source, fix, file))
             except LibcstMissing:
                 raise
             except FixUnavailable:
@@ -130,94 +136,10 @@ def resolve_fixes(source: str, diagnostics: Sequence[Diagnostic]) -> list[Diagno
     return resolved
 
 
-# -- text edits between two versions ----------------------------------------------------------
-
-
-def _lines(text: str) -> list[str]:
-    """The lines of ``text`` with their line breaks (where Python breaks lines)."""
-    lines = []
-    start = 0
-    for match in LINE_BREAK.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
-
-
-def _is_word(character: str) -> bool:
-    """Whether ``character`` (one character, or "" for none) can be part of a name."""
-    return bool(character) and (character.isalnum() or character == "_")
-
-
-def _narrowed(old: str, start: int, end: int, replacement: str) -> tuple[int, int, str]:
-    """The edit replacing ``old[start:end]`` by ``replacement``, trimmed to what differs, then
-    widened to whole words (a rename replaces the name, not its last letters), and an insertion
-    moved left to where a token starts (``{'reward': 0.0, 'x': 1}`` inserts ``'reward': 0.0, ``
-    after the brace, not ``reward': 0.0, '`` after the quote)."""
-    middle = old[start:end]
-    prefix = len(_common_prefix(middle, replacement))
-    start, middle, replacement = start + prefix, middle[prefix:], replacement[prefix:]
-    suffix = len(_common_prefix(middle[::-1], replacement[::-1]))
-    if suffix:
-        end, middle, replacement = end - suffix, middle[:-suffix], replacement[:-suffix]
-    word_first = _is_word(middle[:1]) or _is_word(replacement[:1])
-    word_last = _is_word(middle[-1:]) or _is_word(replacement[-1:])
-    if word_first:
-        while start > 0 and _is_word(old[start - 1]):
-            start -= 1
-            replacement = old[start] + replacement
-    if word_last:
-        while end < len(old) and _is_word(old[end]):
-            replacement += old[end]
-            end += 1
-    if start == end:
-        while (
-            start > 0
-            and replacement
-            and old[start - 1] == replacement[-1]
-            and old[start - 1] not in "\r\n"
-        ):
-            start -= 1
-            end -= 1
-            replacement = old[start] + replacement[:-1]
-    return start, end, replacement
-
-
-def _common_prefix(first: str, second: str) -> str:
-    length = 0
-    for a, b in zip(first, second):
-        if a != b:
-            break
-        length += 1
-    return first[:length]
-
-
 def text_edits(before: str, after: str) -> tuple[TextEdit, ...]:
     """Non-overlapping edits that turn ``before`` into ``after`` (engine coordinates), one per
     changed run of lines, each trimmed to what changed."""
-    if before == after:
-        return ()
-    old_lines, new_lines = _lines(before), _lines(after)
-    offsets = [0]
-    for line in old_lines:
-        offsets.append(offsets[-1] + len(line))
-    positions = NodePositions(before)
-    edits = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if i2 - i1 == j2 - j1:  # as many lines: one edit per line (a rename's uses)
-            hunks = [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))]
-        else:
-            hunks = [(i1, i2, j1, j2)]
-        for old_start, old_end, new_start, new_end in hunks:
-            replacement = "".join(new_lines[new_start:new_end])
-            start, end, text = _narrowed(before, offsets[old_start], offsets[old_end], replacement)
-            if (start, end, text) != (start, start, ""):
-                edits.append(TextEdit(*positions.position(start), *positions.position(end), text))
-    return tuple(edits)
+    return FixSource(before).text_edits(after)
 
 
 # -- every fix of a module --------------------------------------------------------------------

@@ -27,6 +27,9 @@ SUPPRESSION = re.compile(r"#\s*rewardkit:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", r
 
 REWARD_PLACEHOLDER = "0.0"
 """What the add-``reward``-key fix writes when no numeric value is at hand (select it to edit)."""
+PLACEHOLDER_MARKER = "__rewardkit_placeholder__"
+"""The name a transformation writes where the placeholder goes, to find it in the result (a
+module that already holds it gets no fix)."""
 
 SCORE_KEYS = (
     "score",

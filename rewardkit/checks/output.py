@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from rewardkit._version import __version__
-from rewardkit.checks.model import Diagnostic, Severity
+from rewardkit.checks.model import Diagnostic, Severity, Span
 from rewardkit.checks.rules import RULES
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -93,6 +93,15 @@ def render_text(results: Sequence[FileResult], summary: Summary | None = None) -
     return "".join(line + "\n" for line in lines)
 
 
+def _span_to_json(span: Span) -> dict[str, int]:
+    return {
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+    }
+
+
 def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
     """A JSON-ready dict of one diagnostic, in the engine's coordinates (``column``: 0-based
     code points), as its fixes' edits are."""
@@ -109,8 +118,17 @@ def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
             {
                 "title": fix.title,
                 "applicability": fix.applicability,
-                "edits": [asdict(edit) for edit in fix.edits],
-                "selection": asdict(fix.selection) if fix.selection is not None else None,
+                "edits": [
+                    {
+                        "line": edit.line,
+                        "column": edit.column,
+                        "end_line": edit.end_line,
+                        "end_column": edit.end_column,
+                        "new_text": edit.new_text,
+                    }
+                    for edit in fix.edits
+                ],
+                "selection": _span_to_json(fix.selection) if fix.selection is not None else None,
             }
             for fix in diagnostic.fixes
         ],

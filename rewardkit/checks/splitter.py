@@ -57,13 +57,15 @@ def statement_starts(
     old_starts: list[int] | None = None,
     delta: int = 0,
     tail_start: int | None = None,
+    until: int | None = None,
 ) -> list[int]:
     """Offsets (from ``position`` on) of lines that begin a top-level statement.
 
     ``position`` must be a clean point: 0 or a previous statement start. Given the previous
     version's ``old_starts``, the size change ``delta`` and where the unchanged tail begins in
     ``source`` (``tail_start``), the scan stops at the first start inside the tail that was a
-    start before, and reuses the old starts from there (shifted by ``delta``).
+    start before, and reuses the old starts from there (shifted by ``delta``). Given ``until``,
+    it stops at the first start after that offset (a clean point to scan on from).
     """
     depth = 0
     starts: list[int] = []
@@ -97,6 +99,8 @@ def statement_starts(
                         return starts
                     starts.append(line_start)
                     decorators.clear()
+                    if until is not None and line_start > until:
+                        return starts
             elif first == "@":
                 decorators.append(line_start)
             elif first.isidentifier():

@@ -3,7 +3,9 @@ comment, blank line, quote and trailing comma of the code they do not change.
 
 Only the top-level statement that holds a fix's node is parsed (a reward's definition, found by
 :func:`rewardkit.checks.splitter.statement_starts`), so applying a fix costs a parse of that
-definition, not of the module. Each transform finds its node by the span the :mod:`ast`
+definition, not of the module, and once for all the fixes of a file (:class:`FixSource`).
+Renames, ``await``, ``float`` and ``async`` are mostly applied as plain text instead
+(:mod:`rewardkit.checks.text_transforms`, where that gives the same text). Each transform finds its node by the span the :mod:`ast`
 analysis recorded (libcst gives the same code-point positions) and returns the statement's new
 text; :func:`apply_transform` splices it back. Importing this module imports libcst: the rest of
 the checks engine never does (:mod:`rewardkit.checks.fixer` imports it when a fix is asked for).
@@ -11,7 +13,6 @@ the checks engine never does (:mod:`rewardkit.checks.fixer` imports it when a fi
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
 
@@ -25,15 +26,18 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from rewardkit.checks.fixes import ADD_REWARD_KEY, AWAIT, FLOAT, MAKE_ASYNC, RENAME
+from rewardkit.checks.fix_source import FixSource
+from rewardkit.checks.fixes import (
+    ADD_REWARD_KEY,
+    AWAIT,
+    FLOAT,
+    MAKE_ASYNC,
+    PLACEHOLDER_MARKER,
+    RENAME,
+    REWARD_PLACEHOLDER,
+)
 from rewardkit.checks.model import Span, Transform
 from rewardkit.checks.positions import LINE_BREAK
-from rewardkit.checks.splitter import statement_starts
-
-PLACEHOLDER = "0.0"
-"""The value of an added ``reward`` key when no entry could give it (the editor selects it)."""
-_MARKER = "__rewardkit_placeholder__"
-
 
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -77,20 +81,18 @@ class TransformError(Exception):
 
 
 class _Statement:
-    """The top-level statement(s) holding a line, parsed by libcst, with their positions."""
+    """The top-level statement(s) holding a line, or one simple statement in them (after a
+    ``prefix`` that opens a block at its indentation), parsed by libcst, with their positions."""
 
-    def __init__(self, source: str, line: int) -> None:
-        line_starts = [0, *(match.end() for match in LINE_BREAK.finditer(source))]
-        if not 1 <= line <= len(line_starts):
-            raise TransformError(f"line {line} is not in the module")
-        offset = line_starts[line - 1]
-        starts = statement_starts(source)
-        index = bisect_right(starts, offset) - 1
-        self.start = starts[index] if index >= 0 else 0
-        self.end = starts[index + 1] if index + 1 < len(starts) else len(source)
-        self.first_line = bisect_right(line_starts, self.start)
-        self.source = source
-        text = source[self.start : self.end]
+    def __init__(
+        self, file: FixSource, start: int, end: int, prefix: str = "", value: Span | None = None
+    ) -> None:
+        self.start, self.end, self.prefix = start, end, prefix
+        self.value = value
+        """Where the value of the one simple statement parsed is (a ``return`` or assignment's)."""
+        self.first_line = file.positions.position(start)[0] - prefix.count("\n")
+        self.source = source = file.text
+        text = prefix + source[self.start : self.end]
         try:
             self.module = cst.parse_module(text)
         except (cst.ParserSyntaxError, RecursionError) as error:
@@ -106,8 +108,27 @@ class _Statement:
         """Where each node is (computed on first use: a pass as costly as writing the code out)."""
         return dict(self.wrapper.resolve(PositionProvider))
 
+    @cached_property
+    def _small(self) -> cst.BaseSmallStatement | None:
+        """The one small statement of a simple statement parsed alone (``None`` otherwise)."""
+        block = self.module.body[0].body if self.prefix and len(self.module.body) == 1 else None
+        lines = getattr(block, "body", ())
+        if len(lines) != 1 or not isinstance(lines[0], cst.SimpleStatementLine):
+            return None
+        return lines[0].body[0] if len(lines[0].body) == 1 else None
+
+    def _value(self, span: Span) -> cst.CSTNode | None:
+        """The value of the one small statement when it is at ``span``: the outermost
+        expression there, found without computing positions."""
+        if self.value != span or self._small is None:
+            return None
+        return getattr(self._small, "value", None)
+
     def find(self, span: Span, kinds: tuple[type[cst.CSTNode], ...]) -> cst.CSTNode:
         """The outermost node of one of ``kinds`` exactly at ``span`` (module coordinates)."""
+        value = self._value(span)
+        if isinstance(value, kinds):
+            return value
         shift = self.first_line - 1
         wanted = ((span.line - shift, span.column), (span.end_line - shift, span.end_column))
         found = [
@@ -124,7 +145,8 @@ class _Statement:
 
     def spliced(self, module: cst.Module) -> str:
         """The whole source with this statement replaced by ``module``'s code."""
-        return self.source[: self.start] + module.code + self.lost + self.source[self.end :]
+        code = (module.code + self.lost)[len(self.prefix) :]
+        return self.source[: self.start] + code + self.source[self.end :]
 
 
 def _outermost(nodes: Sequence[cst.CSTNode]) -> cst.CSTNode:
@@ -156,7 +178,15 @@ class _Replace(cst.CSTTransformer):
 def _replace_one(
     statement: _Statement, node: cst.CSTNode, replace: Callable[[cst.CSTNode], cst.CSTNode]
 ) -> str:
-    module = statement.module.visit(_Replace({id(node)}, replace))
+    small = statement._small
+    if small is not None and node is getattr(small, "value", None):  # no visit of the tree
+        if_block = statement.module.body[0]
+        line = if_block.body.body[0]  # type: ignore[attr-defined]
+        line = line.with_changes(body=[small.with_changes(value=replace(node))])
+        block = if_block.body.with_changes(body=[line])  # type: ignore[attr-defined]
+        module = statement.module.with_changes(body=[if_block.with_changes(body=block)])
+    else:
+        module = statement.module.visit(_Replace({id(node)}, replace))
     return statement.spliced(module)
 
 
@@ -332,7 +362,7 @@ def add_reward_key(statement: _Statement, transform: Transform) -> str:
         except cst.ParserSyntaxError as error:
             raise TransformError(f"cannot parse the value `{text}`: {error}") from None
     else:
-        value = cst.Name(_MARKER)
+        value = cst.Name(PLACEHOLDER_MARKER)
     index = transform.option("after")
     after = int(index) if isinstance(index, str) and index.isdigit() else None
     return _replace_one(statement, target, lambda node: _with_reward_entry(node, value, after))
@@ -398,19 +428,59 @@ TRANSFORMS: dict[str, Callable[[_Statement, Transform], str]] = {
 function that applies it."""
 
 
-def apply_transform(source: str, transform: Transform) -> tuple[str, tuple[int, int] | None]:
+_LOCAL = frozenset({ADD_REWARD_KEY, AWAIT, FLOAT})
+"""Transforms that change one node and nothing around it: the simple statement holding the
+node is all they parse (a rename needs the function's scopes, ``async`` its ``def``)."""
+
+
+def _statement(file: FixSource, transform: Transform) -> _Statement:
+    """What ``transform`` parses: the top-level statement holding its node, or for a local
+    transform the simple statement holding it, inside a block opened at its indentation (the
+    same text comes out: libcst writes a node's code the same in either). Each is parsed once
+    per file (a file's fixes share it: a libcst tree is never changed, each transformation
+    makes a new one)."""
+    line = transform.span.line
+    found = file.statement(line)
+    if found is None:
+        raise TransformError(f"line {line} is not in the module")
+    unit = file.simple_statement(*found, transform.span) if transform.kind in _LOCAL else None
+    if unit is not None:
+        start, end, value = unit
+        statement = file.parsed.get(start)
+        if statement is None:
+            newline = LINE_BREAK.search(file.text, found[0], found[1])
+            prefix = "if 1:" + (newline.group() if newline else "\n")
+            try:
+                statement = _Statement(file, start, end, prefix, value)
+            except TransformError:
+                statement = False  # parse the whole statement instead
+            file.parsed[start] = statement
+        if isinstance(statement, _Statement):
+            return statement
+    statement = file.parsed.get(found[0])
+    if not isinstance(statement, _Statement):
+        statement = file.parsed[found[0]] = _Statement(file, *found)
+    return statement
+
+
+def apply_transform(
+    source: str, transform: Transform, file: FixSource | None = None
+) -> tuple[str, tuple[int, int] | None]:
     """``source`` with ``transform`` applied, and the (start, end) offsets in the result of a
-    placeholder to select (``None`` when the fix inserted none).
+    placeholder to select (``None`` when the fix inserted none). ``file``: what resolving the
+    other fixes of ``source`` already computed.
 
     Raises :class:`TransformError` when the transform does not apply to this text."""
     function = TRANSFORMS.get(transform.kind)
     if function is None:
         raise TransformError(f"unknown transform {transform.kind!r}")
-    if _MARKER in source:
-        raise TransformError(f"the module contains {_MARKER}")
-    result = function(_Statement(source, transform.span.line), transform)
-    marker = result.find(_MARKER)
+    if PLACEHOLDER_MARKER in source:
+        raise TransformError(f"the module contains {PLACEHOLDER_MARKER}")
+    file = file if file is not None and file.text == source else FixSource(source)
+    result = function(_statement(file, transform), transform)
+    marker = result.find(PLACEHOLDER_MARKER)
     if marker < 0:
         return result, None
-    result = result[:marker] + PLACEHOLDER + result[marker + len(_MARKER) :]
-    return result, (marker, marker + len(PLACEHOLDER))
+    end = marker + len(PLACEHOLDER_MARKER)
+    result = result[:marker] + REWARD_PLACEHOLDER + result[end:]
+    return result, (marker, marker + len(REWARD_PLACEHOLDER))
