@@ -20,12 +20,14 @@ A composition with a group reward among its components is itself a group reward.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import sys
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
+from rewardkit.adapters.base import finish_now
 from rewardkit.builtin_rewards import get_reward
 from rewardkit.runtime.define.errors import MissingFieldError, RewardError
 from rewardkit.runtime.define.results import NotApplicable, RewardResult
@@ -38,6 +40,8 @@ from rewardkit.runtime.define.rewards import (
 )
 from rewardkit.runtime.run.execution import CONFIGURATION_ERRORS, SampleFailure, SampleRunner
 from rewardkit.runtime.run.group_calls import group_runner
+
+T = TypeVar("T")
 
 
 class RewardComponentError(RewardError):
@@ -60,28 +64,14 @@ class Component:
         self.weight = weight
         self.runner = own_runner(reward)
 
-    def call(self, fields: Mapping[str, Any]) -> Any:
-        """The component's result on one sample, in its own mode, from sync code (a sync sum)."""
-        return self.reward.invoke(fields) if self.runner is None else self.runner.call(fields, 0)
-
-    async def call_async(self, fields: Mapping[str, Any]) -> Any:
-        """The component's result on one sample, in its own mode, on the caller's loop (an async sum)."""
+    async def run(self, payload: Any, *, group: bool, blocking: bool) -> Any:
+        """The component's result on one sample (``group``: its results on a list of samples), in
+        its own mode: from a sync sum (``blocking``) through its runner's sync face, else awaited
+        on the caller's loop."""
         if self.runner is not None:
-            return await self.runner.run(fields, 0)
-        result = self.reward.invoke(fields)
-        return await result if self.reward.is_async else result
-
-    def call_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
-        """A group component's results on one group, in its own mode, from sync code."""
-        if self.runner is None:
-            return self.reward.invoke_group(samples)
-        return self.runner.call({"samples": samples}, 0)
-
-    async def call_group_async(self, samples: Sequence[Mapping[str, Any]]) -> Any:
-        """A group component's results on one group, in its own mode, on the caller's loop."""
-        if self.runner is not None:
-            return await self.runner.run({"samples": samples}, 0)
-        result = self.reward.invoke_group(samples)
+            call = {"samples": payload} if group else payload
+            return self.runner.call(call, 0) if blocking else await self.runner.run(call, 0)
+        result = (self.reward.invoke_group if group else self.reward.invoke)(payload)
         return await result if self.reward.is_async else result
 
     def __repr__(self) -> str:
@@ -224,6 +214,13 @@ def _component_failure(component: Component, owner: str, exc: Exception) -> Exce
     return error
 
 
+async def _each(calls: Sequence[Callable[[], Awaitable[T]]], *, concurrently: bool) -> list[T]:
+    """The results of ``calls`` in order: gathered, or one after another."""
+    if concurrently:
+        return list(await asyncio.gather(*(call() for call in calls)))
+    return [await call() for call in calls]
+
+
 def _caller_location() -> str:
     frame = sys._getframe(2)
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -249,30 +246,28 @@ class WeightedReward(Reward):
         self.__module__ = __name__
 
     def _invoke_sync(self, fields: Mapping[str, Any]) -> RewardResult:
-        parts = []
-        for component in self.components:
-            try:
-                parts.append(component.call(fields))
-            except Exception as exc:
-                raise _component_failure(component, self.name, exc) from None
-        return combine(self.components, parts)
-
-    async def _call_component(
-        self, component: Component, fields: Mapping[str, Any]
-    ) -> RewardResult:
-        try:
-            return await component.call_async(fields)  # type: ignore[no-any-return]
-        except Exception as exc:
-            raise _component_failure(component, self.name, exc) from None
+        return finish_now(self._invoke(fields, blocking=True))
 
     def _invoke_async(self, fields: Mapping[str, Any]) -> Coroutine[Any, Any, RewardResult]:
-        async def run() -> RewardResult:
-            parts = await asyncio.gather(
-                *(self._call_component(c, fields) for c in self.components)
-            )
-            return combine(self.components, parts)
+        return self._invoke(fields, blocking=False)
 
-        return run()
+    async def _invoke(self, fields: Mapping[str, Any], *, blocking: bool) -> RewardResult:
+        """One sample's weighted sum: the components one after another for a sync sum, else at
+        once (the one implementation behind ``_invoke_sync`` and ``_invoke_async``)."""
+        calls = [
+            functools.partial(self._part, component, fields, group=False, blocking=blocking)
+            for component in self.components
+        ]
+        return combine(self.components, await _each(calls, concurrently=not blocking))
+
+    async def _part(
+        self, component: Component, payload: Any, *, group: bool, blocking: bool
+    ) -> Any:
+        """``component.run``, its failure as the sum's (``RewardComponentError`` naming it)."""
+        try:
+            return await component.run(payload, group=group, blocking=blocking)
+        except Exception as exc:
+            raise _component_failure(component, self.name, exc) from None
 
     @property
     def extra_keys(self) -> dict[str, Any]:
@@ -326,42 +321,35 @@ class WeightedGroupReward(WeightedReward):
         grouped = next(c for c in self.components if is_group_reward(c.reward))
         return grouped.reward.invoke(fields)  # the group reward's own "needs a group" error
 
-    def _component_results(self, component: Component, samples: Sequence[Mapping[str, Any]]) -> Any:
-        if is_group_reward(component.reward):
-            return component.call_group(samples)
-        return [component.call(sample) for sample in samples]
-
     def invoke_group(self, samples: Sequence[Mapping[str, Any]]) -> Any:
         """Score one group: each component over it, then the weighted sum per sample."""
         if self.is_async:
-            return self._invoke_group_async(samples)
-        columns = []
-        for component in self.components:
-            try:
-                columns.append(self._component_results(component, samples))
-            except Exception as exc:
-                raise _component_failure(component, self.name, exc) from None
-        return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
+            return self._invoke_group(samples, blocking=False)
+        return finish_now(self._invoke_group(samples, blocking=True))
 
-    async def _group_component(
-        self, component: Component, samples: Sequence[Mapping[str, Any]]
+    async def _invoke_group(
+        self, samples: Sequence[Mapping[str, Any]], *, blocking: bool
     ) -> list[RewardResult]:
-        try:
-            if is_group_reward(component.reward):
-                return await component.call_group_async(samples)  # type: ignore[no-any-return]
-            if component.reward.is_async or component.runner is not None:
-                return list(
-                    await asyncio.gather(*(component.call_async(sample) for sample in samples))
-                )
-            return [component.reward.invoke(sample) for sample in samples]
-        except Exception as exc:
-            raise _component_failure(component, self.name, exc) from None
-
-    async def _invoke_group_async(self, samples: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
-        columns = await asyncio.gather(
-            *(self._group_component(c, samples) for c in self.components)
-        )
+        calls = [
+            functools.partial(self._column, component, samples, blocking=blocking)
+            for component in self.components
+        ]
+        columns = await _each(calls, concurrently=not blocking)
         return [combine(self.components, parts) for parts in zip(*columns)] if samples else []
+
+    async def _column(
+        self, component: Component, samples: Sequence[Mapping[str, Any]], *, blocking: bool
+    ) -> list[RewardResult]:
+        """One component's results over a group: a group component's one call, else one call per
+        sample (at once where it awaits: an async component, or one with its own runner)."""
+        if is_group_reward(component.reward):
+            return await self._part(component, samples, group=True, blocking=blocking)  # type: ignore[no-any-return]
+        overlaps = component.reward.is_async or component.runner is not None
+        calls = [
+            functools.partial(self._part, component, sample, group=False, blocking=blocking)
+            for sample in samples
+        ]
+        return await _each(calls, concurrently=overlaps and not blocking)
 
 
 def _build(components: tuple[Component, ...], name: str, location: str) -> WeightedReward:
