@@ -154,6 +154,11 @@ def sync_face(implementation: Callable[..., Coroutine[Any, Any, T]]) -> Callable
     return __call__
 
 
+def _option(name: str) -> property:
+    """Read option ``name`` of the adapter's ``settings`` as an attribute (``adapter.timeout``)."""
+    return property(lambda self: getattr(self.settings, name), doc=f"The ``{name}`` option.")
+
+
 class RewardAdapter:
     """Base of the framework adapters: a top-level, picklable callable wrapping one reward.
 
@@ -182,6 +187,15 @@ class RewardAdapter:
     """Fields the framework passes that are no task input (TRL's ``trainer_state``)."""
     options_taken: ClassVar[frozenset[str]] = frozenset(OPTION_NAMES)
     """The ``AdapterOptions`` the framework has a use for; setting another is a ``TypeError``."""
+    # The options read as attributes, as they were before they became one object.
+    field_map = _option("field_map")
+    timeout = _option("timeout")
+    execution = _option("execution")
+    on_error = _option("on_error")
+    fallback = _option("fallback")
+    extra_keys = _option("extra_keys")
+    missing_extra = _option("missing_extra")
+    concurrency = _option("concurrency")
 
     def __init_subclass__(
         cls, *, awaitable: Callable[..., Any] | None = None, **kwargs: Any
