@@ -27,7 +27,6 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from rewardkit.adapters.base import finish_now
 from rewardkit.builtin_rewards import get_reward
 from rewardkit.runtime.define.errors import MissingFieldError, RewardError
 from rewardkit.runtime.define.results import NotApplicable, RewardResult
@@ -38,7 +37,12 @@ from rewardkit.runtime.define.rewards import (
     as_reward,
     is_group_reward,
 )
-from rewardkit.runtime.run.execution import CONFIGURATION_ERRORS, SampleFailure, SampleRunner
+from rewardkit.runtime.run.execution import (
+    CONFIGURATION_ERRORS,
+    SampleFailure,
+    SampleRunner,
+    finish_now,
+)
 from rewardkit.runtime.run.group_calls import group_runner
 
 T = TypeVar("T")

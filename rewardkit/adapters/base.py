@@ -54,7 +54,7 @@ from rewardkit.runtime.define.options import ExecutionMode
 from rewardkit.runtime.define.results import RewardResult
 from rewardkit.runtime.define.rewards import as_reward
 from rewardkit.runtime.run.execution import CONFIGURATION_ERRORS as RUNTIME_CONFIGURATION_ERRORS
-from rewardkit.runtime.run.execution import SampleFailure, SampleRunner, run_coroutine
+from rewardkit.runtime.run.execution import SampleFailure, SampleRunner, finish_now, run_coroutine
 from rewardkit.runtime.run.group_calls import group_runner
 
 if TYPE_CHECKING:
@@ -129,17 +129,6 @@ _SYNC_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar(
 """Whether the scoring running in this context is ``RewardAdapter.run_sync``'s (a sync caller):
 its reward calls then block, and a batch's calls run on an event loop of their own. Never seen by
 the reward's own code (set back to ``False`` around every call)."""
-
-
-def finish_now(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to its end in this thread, with no event loop: for one that never
-    waits (an inline sync reward's scoring); one that would wait is a ``RuntimeError``."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coroutine.close()
-    raise RuntimeError("an adapter's scoring waited on an event loop where none was expected")
 
 
 def sync_face(implementation: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:

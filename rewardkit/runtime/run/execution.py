@@ -312,6 +312,17 @@ async def _describe(exc: BaseException) -> str:
         return f"{type(exc).__name__}: (the message was not read: {describe_error(problem)})"
 
 
+def finish_now(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` to its end in this thread, with no event loop: for one that never
+    waits (an inline sync reward's scoring); one that would wait is a ``RuntimeError``."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a reward's scoring waited on an event loop where none was expected")
+
+
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Run ``coroutine`` to completion from sync code, even in a thread whose loop is running."""
     try:
