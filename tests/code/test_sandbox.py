@@ -22,7 +22,7 @@ from rewardkit.code.sandbox import (
     selection,
     wasm,
 )
-from rewardkit.code.sandbox.bwrap import FIRST_UID, UID_COUNT
+from rewardkit.code.sandbox.uids import FIRST_UID, UID_COUNT
 from rewardkit.code.sandbox.workers import PooledSandbox, Worker
 from rewardkit.install import install_command
 

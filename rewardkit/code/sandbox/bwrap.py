@@ -8,21 +8,19 @@ user the sandbox is a user namespace and each job drops every capability.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
+from functools import partial
 from pathlib import Path
 
 from rewardkit.code.sandbox.api import SandboxUnavailableError
-from rewardkit.code.sandbox.workers import PooledSandbox, Worker
+from rewardkit.code.sandbox.uids import LeasedWorker
+from rewardkit.code.sandbox.workers import PooledSandbox
 
-__all__ = ["FIRST_UID", "BwrapSandbox", "bwrap_executable", "probe_bwrap"]
+__all__ = ["BwrapSandbox", "bwrap_executable", "probe_bwrap"]
 
-FIRST_UID = 61000
-UID_COUNT = 2000
 ZYGOTE = Path(__file__).with_name("zygote.py")
 INSIDE_ZYGOTE = "/.rewardkit/zygote.py"
 ENV = {
@@ -96,53 +94,6 @@ def bwrap_command(bwrap: str, fd: int, uid: int) -> list[str]:
     return [*args, "--", executable, "-I", "-S", "-B", INSIDE_ZYGOTE, str(fd), str(uid)]
 
 
-class _UidLease:
-    """An unprivileged uid held for one worker's lifetime by a lock file (unique across processes)."""
-
-    directory = Path(tempfile.gettempdir()) / "rewardkit-sandbox-uids"
-
-    def __init__(self) -> None:
-        self.directory.mkdir(mode=0o755, exist_ok=True)
-        for uid in range(FIRST_UID, FIRST_UID + UID_COUNT):
-            fd = os.open(self.directory / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.uid, self.fd = uid, fd
-            return
-        raise SandboxUnavailableError(
-            f"no free sandbox uid in {FIRST_UID}..{FIRST_UID + UID_COUNT - 1}"
-        )
-
-    def release(self) -> None:
-        """Give the uid back."""
-        os.close(self.fd)
-
-
-class _BwrapWorker(Worker):
-    """A zygote in its bwrap sandbox, holding its uid lease (as root) while it lives."""
-
-    def __init__(self, bwrap: str) -> None:
-        self.lease = _UidLease() if os.geteuid() == 0 else None
-        uid = self.lease.uid if self.lease else 0
-        try:
-            super().__init__(lambda fd: bwrap_command(bwrap, fd, uid), ENV)
-        except BaseException:
-            if self.lease:
-                self.lease.release()
-                self.lease = None
-            raise
-
-    def destroy(self) -> None:
-        """Kill the sandbox and give its uid back."""
-        super().destroy()
-        if self.lease:
-            self.lease.release()
-            self.lease = None
-
-
 class BwrapSandbox(PooledSandbox):
     """Programs in bwrap sandboxes, `workers` warm zygotes at a time."""
 
@@ -150,7 +101,8 @@ class BwrapSandbox(PooledSandbox):
         bwrap = bwrap_executable()
         if bwrap is None:
             raise SandboxUnavailableError("bwrap is not installed")
-        super().__init__("bwrap", lambda _slot: _BwrapWorker(bwrap), workers)
+        command = partial(bwrap_command, bwrap)
+        super().__init__("bwrap", lambda _index: LeasedWorker(command, ENV), workers)
 
 
 def probe_bwrap() -> str | None:

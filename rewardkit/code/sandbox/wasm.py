@@ -3,7 +3,8 @@
 Needs only PyPI (the ``code`` extra). The runtime files are checked against pinned sha256 digests
 before use; a mismatch is a `SandboxUnavailableError`. Each wasm instance runs in a warm worker
 process (wasm_worker.py), never in the caller's: a hang or a trap is killable and the caller's
-memory stays bounded. The compiled module is cached on disk, keyed by the wasm file's digest.
+memory stays bounded. As root the worker drops to a leased unprivileged uid once the module is
+loaded (defence in depth: a wasmtime escape would not be root). The compiled module is cached on disk, keyed by the wasm file's digest.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import threading
 from pathlib import Path
 
 from rewardkit.code.sandbox.api import SandboxUnavailableError
-from rewardkit.code.sandbox.workers import PooledSandbox, Worker
+from rewardkit.code.sandbox.uids import LeasedWorker
+from rewardkit.code.sandbox.workers import PooledSandbox
 
 __all__ = ["PYTHON_WASM_SHA256", "STDLIB_ZIP_SHA256", "WasmSandbox", "probe_wasm", "runtime_files"]
 
@@ -76,18 +78,10 @@ def _cache_path() -> Path:
     )
 
 
-def _command(fd: int) -> list[str]:
+def _command(fd: int, uid: int) -> list[str]:
     module, stdlib = runtime_files()
-    return [
-        sys.executable,
-        "-I",
-        "-B",
-        str(WORKER),
-        str(fd),
-        str(module),
-        str(stdlib.parent),
-        str(_cache_path()),
-    ]
+    paths = [str(module), str(stdlib.parent), str(_cache_path())]
+    return [sys.executable, "-I", "-B", str(WORKER), str(fd), *paths, str(uid)]
 
 
 class WasmSandbox(PooledSandbox):
@@ -95,7 +89,7 @@ class WasmSandbox(PooledSandbox):
 
     def __init__(self, workers: int = 1) -> None:
         runtime_files()
-        super().__init__("wasm", lambda _slot: Worker(_command, ENV), workers)
+        super().__init__("wasm", lambda _index: LeasedWorker(_command, ENV), workers)
 
 
 def probe_wasm() -> str | None:

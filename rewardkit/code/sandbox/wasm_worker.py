@@ -1,6 +1,7 @@
 """A warm wasm worker: runs jobs in the WASI CPython under wasmtime, one at a time.
 
-Started by the host (wasm.py) as ``python -I -B wasm_worker.py FD MODULE STDLIB_DIR CACHE``; speaks
+Started by the host (wasm.py) as ``python -I -B wasm_worker.py FD MODULE STDLIB_DIR CACHE UID``
+(UID: the unprivileged uid to drop to once the module is loaded, 0 when not root); speaks
 the protocol of workers.py on the control socket FD. Each job gets a fresh Store (memory limit),
 a private temp dir preopened as /job, the stdlib zip's dir preopened read-only, no other host dir (the job's dir is the guest's / and its cwd,
 a private dir its /tmp),
@@ -8,6 +9,7 @@ an empty environment; a kill from the host, or the job's own CPU budget, interru
 Imports nothing of rewardkit (the module's sha256 was checked by the host before it started us).
 """
 
+import ctypes
 import json
 import os
 import resource
@@ -84,6 +86,22 @@ def disk_usage(root: str) -> int:
         except OSError:
             continue
     return total
+
+
+def drop_privileges(uid: int, stdlib: str) -> None:
+    """As root: become `uid` for good (no groups, no new privileges) once the module is loaded."""
+    if uid:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise SystemExit("wasm worker: cannot set no_new_privs")
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE (setuid cleared it): wasmtime opens /proc/self/fd/N
+    if not os.access(stdlib, os.R_OK | os.X_OK) or not os.access(tempfile.gettempdir(), os.W_OK):
+        raise SystemExit(
+            f"wasm worker: uid {os.getuid()} cannot read {stdlib} or write {tempfile.gettempdir()}"
+        )
 
 
 class Runner:
@@ -180,10 +198,9 @@ class Runner:
 def main() -> None:
     """Serve jobs on the control socket until the host closes it."""
     control = socket.socket(fileno=int(sys.argv[1]))
-    signal.signal(
-        signal.SIGXFSZ, signal.SIG_IGN
-    )  # a file past the job's size limit fails with EFBIG
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past its size limit fails with EFBIG
     runner = Runner(sys.argv[2], sys.argv[3], sys.argv[4])
+    drop_privileges(int(sys.argv[5]), sys.argv[3])
     control.send(b'{"op": "ready"}')
     pending: list = []
     lock = threading.Lock()

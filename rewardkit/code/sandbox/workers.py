@@ -73,6 +73,7 @@ class Worker:
             theirs.close()
         self.control = ours
         self.dead = False
+        self.uid: int | None = getattr(self, "uid", None)
         if not self._wait_ready():
             detail = self._startup_error()
             self.destroy()
@@ -170,6 +171,8 @@ class WorkerSession:
         if interactive:
             stdin_r, self.stdin = os.pipe()
             os.set_blocking(self.stdin, False)
+            if worker.uid is not None:  # a wasm worker reopens it by /proc/self/fd as its own uid
+                os.fchown(stdin_r, worker.uid, worker.uid)
         else:
             stdin_r, self.stdin = os.memfd_create("rewardkit-job-stdin"), -1
             with os.fdopen(os.dup(stdin_r), "wb") as stream:
