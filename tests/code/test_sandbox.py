@@ -287,3 +287,20 @@ def test_a_worker_started_from_a_thread_outlives_that_thread(sandbox) -> None:
         box.close()
     assert outcome.stdout == b"after it ended\n"
     assert outcome.signal is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to a leased uid")
+def test_as_root_the_wasm_worker_itself_runs_as_an_unprivileged_uid() -> None:
+    if selection.available_backends()["wasm"] is not None:
+        pytest.skip("the wasm backend is not usable here")
+    box = get_sandbox("wasm", workers=1)
+    try:
+        assert box.run(job("print('ok')")).stdout == b"ok\n"
+        (worker,) = box._idle
+        status = Path(f"/proc/{worker.process.pid}/status").read_text()
+    finally:
+        box.close()
+    uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
+    assert len(set(uids)) == 1
+    assert FIRST_UID <= int(uids[0]) < FIRST_UID + UID_COUNT
+    assert "NoNewPrivs:\t1" in status
