@@ -233,6 +233,20 @@ def test_auto_picks_a_sandboxed_backend() -> None:
         box.close()
 
 
+def test_auto_falls_back_to_wasm_when_bwrap_cannot_run(monkeypatch) -> None:
+    if selection.available_backends()["wasm"] is not None:
+        pytest.skip("the wasm backend is not usable here")
+    monkeypatch.setattr(
+        selection, "available_backends", lambda: {"bwrap": "no user namespaces", "wasm": None}
+    )
+    box = get_sandbox("auto", workers=1)
+    try:
+        assert box.name == "wasm"
+        assert box.run(job("print('in wasm')")).stdout == b"in wasm\n"
+    finally:
+        box.close()
+
+
 def test_auto_with_nothing_usable_says_what_to_install_and_never_runs_unsandboxed(
     monkeypatch,
 ) -> None:
