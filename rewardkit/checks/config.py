@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from rewardkit.checks.codes import unknown_code_prefixes
-from rewardkit.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
+from rewardkit.runtime.define.fields import AGENTFLY_INJECTED_FIELDS, PREDEFINED_FIELDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -288,7 +288,11 @@ def _refuse_unknown_keys(table: Mapping[str, Any], config_file: Path) -> None:
             import difflib  # only on this error path: the CLI's start-up stays lean
 
             close = difflib.get_close_matches(str(key), sorted(KNOWN_KEYS), n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(KNOWN_KEYS))}"
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"known keys: {', '.join(sorted(KNOWN_KEYS))}"
+            )
             raise ConfigError(f"{config_file}: [tool.rewardkit] has an unknown key {key!r}; {hint}")
 
 

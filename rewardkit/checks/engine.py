@@ -17,20 +17,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rewardkit.checks.config import CheckConfig
-from rewardkit.checks.discovery import (
-    MAY_DEFINE_REWARDS,
-    Definition,
-    ImportContext,
-    build_context,
-    collect_imports,
-    find_rewards,
-    scope_definitions,
-)
+from rewardkit.checks.discovery import find_rewards
 from rewardkit.checks.fixes import suppressed_codes
 from rewardkit.checks.frameworks import MENTIONS_SIGNALS, AdapterCall, HelperInfo, mark_called
 from rewardkit.checks.model import Diagnostic, ModuleAnalysis, RewardDefinition, Span
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
 from rewardkit.checks.rules import RULES, DuplicateRewardName, NestingTooDeep, Rule, SyntaxErrorRule
+from rewardkit.checks.scopes import (
+    MAY_DEFINE_REWARDS,
+    Definition,
+    ImportContext,
+    build_context,
+    collect_imports,
+    scope_definitions,
+)
 from rewardkit.checks.splitter import Chunk, IncrementalSplitter
 from rewardkit.checks.uses import (
     helper_infos,

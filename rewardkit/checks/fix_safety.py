@@ -29,7 +29,7 @@ import ast
 import enum
 import re
 
-from rewardkit.checks.discovery import dotted_name
+from rewardkit.runtime.define.return_keys import dotted_name
 
 OUTPUT_WORDS = frozenset(
     {

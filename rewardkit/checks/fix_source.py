@@ -18,9 +18,9 @@ from bisect import bisect_right
 from collections import Counter
 from functools import cached_property
 
-from rewardkit.checks.discovery import block_statements
 from rewardkit.checks.model import Span, TextEdit
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
+from rewardkit.checks.scopes import block_statements
 from rewardkit.checks.splitter import statement_starts
 
 _FUTURE = "__future__"

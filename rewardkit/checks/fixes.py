@@ -14,13 +14,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from rewardkit.checks.discovery import dotted_name, string_value
 from rewardkit.checks.fix_safety import conversion_risk, dynamic_use, rename_risk
 from rewardkit.checks.model import Applicability, Diagnostic, Fix, Span, TextEdit, Transform
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
+from rewardkit.runtime.define.return_keys import dotted_name, string_value
 
 if TYPE_CHECKING:
-    from rewardkit.checks.discovery import CallFact, RewardFacts
+    from rewardkit.checks.facts import CallFact, RewardFacts
 
 SUPPRESSION = re.compile(r"#\s*rewardkit:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 """``# rewardkit: ignore`` (every code) or ``# rewardkit: ignore[RK101, RK204]`` on a line."""

@@ -77,7 +77,7 @@ ADAPTER_FUNCTIONS: dict[str, Adapter] = {
 """rewardkit's adapter factories, by qualified name."""
 
 CALCULATE_FUNCTIONS = frozenset(
-    {"rewardkit.calculate_rewards", "rewardkit.calculate.calculate_rewards"}
+    {"rewardkit.calculate_rewards", "rewardkit.runtime.batch.calculate.calculate_rewards"}
 )
 """``calculate_rewards`` by its qualified names (its ``execution=`` decides process mode too)."""
 

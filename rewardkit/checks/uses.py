@@ -9,7 +9,6 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from rewardkit.checks.discovery import block_statements, dotted_name, import_bindings
 from rewardkit.checks.frameworks import (
     MENTIONS_ADAPTER,
     SIGNAL_LEAVES,
@@ -20,6 +19,8 @@ from rewardkit.checks.frameworks import (
     HelperInfo,
     uses_signals,
 )
+from rewardkit.checks.scopes import block_statements, import_bindings
+from rewardkit.runtime.define.return_keys import dotted_name
 
 
 def _field_map(value: ast.expr) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:

@@ -31,9 +31,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from rewardkit import registry
 from rewardkit.checks.fixes import SCORE_KEYS
 from rewardkit.checks.rules import RULES
+from rewardkit.runtime.define import registry
 
 CONFIG = '[tool.rewardkit]\ntask_fields = ["answer", "solution", "question"]\n'
 """The project's configuration: GSM8K's `answer` and open-r1's gold column `solution` declared."""

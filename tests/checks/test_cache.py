@@ -18,7 +18,7 @@ import sys
 from rewardkit.cli import main
 status = main(sys.argv[1:])
 heavy = ["rewardkit.checks.engine", "rewardkit.checks.command", "rewardkit.checks.config",
-         "rewardkit.rewards", "libcst", "ast", "argparse", "tomllib", "dataclasses", "json",
+         "rewardkit.runtime.define.rewards", "libcst", "ast", "argparse", "tomllib", "dataclasses", "json",
          "asyncio", "hashlib", "typing"]
 loaded = [name for name in heavy if name in sys.modules]
 import json

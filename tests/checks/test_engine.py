@@ -18,7 +18,7 @@ from rewardkit.checks import (
     suppression_fix,
 )
 from rewardkit.checks.config import PRESETS
-from rewardkit.checks.discovery import CONTEXT_COROUTINE_METHODS
+from rewardkit.checks.scopes import CONTEXT_COROUTINE_METHODS
 
 from .good_modules import GOOD_MODULES, GOOD_TASK_FIELDS
 from .seed_examples import SEEDS, TASK_FIELDS
@@ -190,7 +190,7 @@ def test_no_task_fields_means_no_rk101_but_rk102_still() -> None:
         ("from rewardkit import reward as r", "@r(name='x')"),
         ("import rewardkit as rk", "@rk.reward(name='x')"),
         ("import rewardkit", "@rewardkit.reward"),
-        ("from rewardkit.rewards import reward", "@reward"),
+        ("from rewardkit.runtime.define.rewards import reward", "@reward"),
         ("from agentfly.rewards import reward", "@reward(name='x')"),
         ("import agentfly.rewards", "@agentfly.rewards.reward"),
         ("from .reward_base import reward", "@reward"),
@@ -274,7 +274,7 @@ def test_await_fix_parenthesises_when_the_result_is_used() -> None:
 def test_context_coroutine_methods_match_the_runtime() -> None:
     import inspect
 
-    from rewardkit.context import Context
+    from rewardkit.runtime.run.context import Context
 
     runtime = {
         name
@@ -770,7 +770,7 @@ def test_the_known_coroutine_functions_of_rewardkit_are_coroutine_functions() ->
     import importlib
     import inspect
 
-    from rewardkit.checks.discovery import KNOWN_COROUTINE_FUNCTIONS
+    from rewardkit.checks.scopes import KNOWN_COROUTINE_FUNCTIONS
 
     for name in KNOWN_COROUTINE_FUNCTIONS:
         if name.startswith(("rewardkit.", "asyncio.")):
@@ -832,5 +832,9 @@ def test_duplicate_names_are_linear_in_time_memory_and_output() -> None:
     assert first.message == (
         "reward name 'qa' is also defined at m1.py:4, m2.py:4, m3.py:4 and 19,996 other definitions"
     )
-    assert first.data == {"reward": "qa", "others": ["m1.py:4", "m2.py:4", "m3.py:4"], "count": 19_999}
+    assert first.data == {
+        "reward": "qa",
+        "others": ["m1.py:4", "m2.py:4", "m3.py:4"],
+        "count": 19_999,
+    }
     assert sum(len(d.message) for found in by_path.values() for d in found) < 20_000 * 120

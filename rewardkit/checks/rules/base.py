@@ -10,7 +10,8 @@ from rewardkit.checks.config import PRESETS, CheckConfig, TaskField
 from rewardkit.checks.model import Diagnostic, Fix, Severity, Span
 
 if TYPE_CHECKING:
-    from rewardkit.checks.discovery import ClassFacts, GroupRewardFacts, RewardFacts
+    from rewardkit.checks.discovery import ClassFacts, GroupRewardFacts
+    from rewardkit.checks.facts import RewardFacts
 
 
 @dataclass(frozen=True)

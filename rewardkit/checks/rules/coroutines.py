@@ -6,21 +6,39 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
-from rewardkit.checks.discovery import (
-    BLOCKING_CALLS,
-    CONTEXT_COROUTINE_METHODS,
-    CallFact,
-    RewardFacts,
-    dotted_name,
-    iter_children,
-)
+from rewardkit.checks.facts import CallFact, RewardFacts, iter_children
 from rewardkit.checks.fixes import AWAIT, MAKE_ASYNC, await_fix, make_async_fix
 from rewardkit.checks.model import Diagnostic, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 from rewardkit.checks.rules.fields import is_context_annotation
+from rewardkit.checks.scopes import CONTEXT_COROUTINE_METHODS
+from rewardkit.runtime.define.return_keys import dotted_name
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
+
+BLOCKING_CALLS = frozenset(
+    {
+        "time.sleep",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "os.system",
+        "os.popen",
+        "urllib.request.urlopen",
+        "socket.create_connection",
+    }
+    | {
+        f"requests.{verb}"
+        for verb in ("get", "post", "put", "patch", "delete", "head", "options", "request")
+    }
+    | {
+        f"httpx.{verb}"
+        for verb in ("get", "post", "put", "patch", "delete", "head", "options", "request")
+    }
+)
+"""Calls that block the event loop (qualified through the module's imports)."""
 
 VALUE_CONSUMERS = frozenset(
     {

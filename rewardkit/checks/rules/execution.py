@@ -18,8 +18,10 @@ from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
-    from rewardkit.checks.discovery import FunctionNode, GroupRewardFacts, RewardFacts
+    from rewardkit.checks.discovery import GroupRewardFacts
+    from rewardkit.checks.facts import RewardFacts
     from rewardkit.checks.positions import NodePositions
+    from rewardkit.checks.scopes import FunctionNode
 
 _SCRIPT_REWARD = (
     "from rewardkit import reward\nfrom rewardkit.adapters import to_trl\nfrom trl import GRPOTrainer\n\n"

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rewardkit.checks.discovery import RewardFacts
+from rewardkit.checks.facts import RewardFacts
 from rewardkit.checks.fix_safety import Role, field_role
 from rewardkit.checks.fixes import RENAME, rename_fix
 from rewardkit.checks.frameworks import (
@@ -18,7 +18,7 @@ from rewardkit.checks.frameworks import (
 )
 from rewardkit.checks.model import Diagnostic, Fix, RewardParameter, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, Valid, reward_data
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rewardkit.checks.discovery import CallFact, RewardFacts, dotted_name
+from rewardkit.checks.facts import CallFact, RewardFacts
 from rewardkit.checks.frameworks import (
     ADAPTER_NAMES,
     SIGNAL_TIMEOUTS,
@@ -31,6 +31,7 @@ from rewardkit.checks.model import Diagnostic, RewardParameter, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
 from rewardkit.checks.rules.fields import edit_distance, misspelled_column
 from rewardkit.checks.rules.returns import always_leaves
+from rewardkit.runtime.define.return_keys import dotted_name
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig

@@ -12,9 +12,10 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rewardkit.checks.discovery import RewardFacts, dotted_name
+from rewardkit.checks.facts import RewardFacts
 from rewardkit.checks.model import Diagnostic, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+from rewardkit.runtime.define.return_keys import dotted_name
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig

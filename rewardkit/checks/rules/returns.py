@@ -6,17 +6,12 @@ import ast
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from rewardkit.checks.discovery import (
-    TRY_STATEMENTS,
-    ReturnFact,
-    RewardFacts,
-    block_statements,
-    dotted_name,
-    string_value,
-)
+from rewardkit.checks.facts import ReturnFact, RewardFacts
 from rewardkit.checks.fixes import ADD_REWARD_KEY, FLOAT, add_reward_key_fix, float_fix
 from rewardkit.checks.model import Diagnostic, Severity, Span
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+from rewardkit.checks.scopes import TRY_STATEMENTS, block_statements
+from rewardkit.runtime.define.return_keys import dotted_name, string_value
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
