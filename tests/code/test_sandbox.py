@@ -318,3 +318,20 @@ def test_as_root_the_wasm_worker_itself_runs_as_an_unprivileged_uid() -> None:
     assert len(set(uids)) == 1
     assert FIRST_UID <= int(uids[0]) < FIRST_UID + UID_COUNT
     assert "NoNewPrivs:\t1" in status
+
+
+def test_a_forked_child_runs_its_own_workers_and_leaves_the_parents_alone(sandbox) -> None:
+    assert sandbox.run(job("print('parent')")).stdout == b"parent\n"
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own workers, then exit without running the parent's cleanup
+        try:
+            os.write(write, sandbox.run(job("print('child')")).stdout)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as stream:
+        from_child = stream.read()
+    os.waitpid(pid, 0)
+    assert from_child == b"child\n"
+    assert sandbox.run(job("print('parent again')")).stdout == b"parent again\n"

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,6 +38,19 @@ CHUNK = 1 << 16
 # Workers are started from one long-lived thread: bwrap's --die-with-parent (PR_SET_PDEATHSIG)
 # fires when the *thread* that forked it ends, and callers' threads come and go.
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-sandbox-spawner")
+_POOLS: weakref.WeakSet[PooledSandbox] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a trainer's data loader, a process pool) starts its own workers: the
+    parent's belong to the parent, and the spawner thread does not exist in the child."""
+    global _SPAWNER
+    _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-sandbox-spawner")
+    for pool in list(_POOLS):
+        pool._forget_parents_workers()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def files_memfd(files: Mapping[str, bytes]) -> int:
@@ -381,6 +395,14 @@ class PooledSandbox:
         self._idle: list[Worker] = []
         self._alive = 0
         self._lock = threading.Condition()
+        _POOLS.add(self)
+
+    def _forget_parents_workers(self) -> None:
+        """In a forked child: drop (without stopping) the parent's workers, close our copies."""
+        self._lock = threading.Condition()
+        idle, self._idle, self._alive = self._idle, [], 0
+        for worker in idle:
+            worker.control.close()
 
     def _acquire(self) -> Worker | Outcome:
         stale: list[Worker] = []  # died while idle: replaced, never blamed on a program
