@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
         stream=sys.stderr, level=args.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
-        from rewardkit_lsp.server import create_server
+        from rewardkit_lsp.handlers import create_server
     except ImportError:
         return _missing_extra()
     server = create_server()
