@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rewardkit.checks import CheckConfig, Diagnostic, RewardDefinition, RewardParameter
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS
 
 MARKDOWN = "markdown"
 PLAINTEXT = "plaintext"

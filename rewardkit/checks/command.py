@@ -54,6 +54,40 @@ def _positive(text: str) -> int:
     return value
 
 
+_TEXT_OPTIONS = (
+    ("--select", "comma-separated code prefixes to report (e.g. RK1,RK201)"),
+    ("--ignore", "comma-separated code prefixes not to report"),
+    ("--config", "configuration file (a pyproject.toml or a TOML file of the same keys)"),
+    ("--stdin-filename", "the path of the code read from stdin (for messages and config)"),
+)
+"""Options that take a text: (flag, help)."""
+_SWITCHES = (
+    ("--quiet", "print the diagnostics only (no summary line)"),
+    (
+        "--statistics",
+        "print how many problems each rule found instead of the problems (as ruff)",
+    ),
+    ("--exit-zero", "exit 0 even when errors are found (2 still means the check could not run)"),
+    ("--no-cache", "neither read nor write the cache (.rewardkit_cache/, safe to delete)"),
+)
+"""On/off options: (flag, help)."""
+_FIX_SWITCHES = (
+    (
+        "--fix",
+        "apply the safe fixes to the files (stdin: print the fixed code), then report what is left",
+    ),
+    (
+        "--diff",
+        "print the fixes as a unified diff instead of applying them; exit 1 if there is one",
+    ),
+    (
+        "--unsafe-fixes",
+        "with --fix or --diff, also apply the fixes that may change what a reward means",
+    ),
+)
+"""On/off options of fixing: (flag, help)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rewardkit check``."""
     parser = argparse.ArgumentParser(
@@ -76,14 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format (default: text); text, github and sarif columns are 1-based, "
         "JSON's `column`/`end_column` 0-based code points (as its fixes' edits)",
     )
-    parser.add_argument("--select", help="comma-separated code prefixes to report (e.g. RK1,RK201)")
-    parser.add_argument("--ignore", help="comma-separated code prefixes not to report")
-    parser.add_argument(
-        "--config", help="configuration file (a pyproject.toml or a TOML file of the same keys)"
-    )
-    parser.add_argument(
-        "--stdin-filename", help="the path of the code read from stdin (for messages and config)"
-    )
+    for flag, text in _TEXT_OPTIONS:
+        parser.add_argument(flag, help=text)
     parser.add_argument(
         "--max-file-size",
         type=_positive,
@@ -91,43 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip (with note RK902) files longer than this "
         "(default: max_file_size in [tool.rewardkit], else 1000000)",
     )
-    parser.add_argument(
-        "--quiet", action="store_true", help="print the diagnostics only (no summary line)"
-    )
-    parser.add_argument(
-        "--statistics",
-        action="store_true",
-        help="print how many problems each rule found instead of the problems (as ruff)",
-    )
-    parser.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 even when errors are found (2 still means the check could not run)",
-    )
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the cache (.rewardkit_cache/, safe to delete)",
-    )
+    for flag, text in _SWITCHES:
+        parser.add_argument(flag, action="store_true", help=text)
     fixing = parser.add_argument_group(
         "fixes (need libcst, the fix extra: --fix says how to install it)"
     )
-    fixing.add_argument(
-        "--fix",
-        action="store_true",
-        help="apply the safe fixes to the files (stdin: print the fixed code), then report "
-        "what is left",
-    )
-    fixing.add_argument(
-        "--diff",
-        action="store_true",
-        help="print the fixes as a unified diff instead of applying them; exit 1 if there is one",
-    )
-    fixing.add_argument(
-        "--unsafe-fixes",
-        action="store_true",
-        help="with --fix or --diff, also apply the fixes that may change what a reward means",
-    )
+    for flag, text in _FIX_SWITCHES:
+        fixing.add_argument(flag, action="store_true", help=text)
     return parser
 
 

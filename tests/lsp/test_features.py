@@ -18,7 +18,7 @@ from lsp_harness import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from rewardkit.fields import PREDEFINED_FIELDS
+from rewardkit.runtime.define.fields import PREDEFINED_FIELDS
 
 MODULES = {
     "misspelled_fields": """from rewardkit import reward

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rewardkit.checks.facts import RewardFacts
 from rewardkit.checks.fix_safety import Role, field_role
@@ -523,20 +523,21 @@ class PositionalOnlyParameter(Rule):
         ),
     )
 
+    NEVER_FILLED: ClassVar[dict[str, str]] = {
+        "positional_only": "`{name}` is positional-only, but rewards are called with keywords "
+        "only: it never receives a field",
+        "var_positional": "`*{name}` never receives anything: rewards are called with keywords "
+        "only (use `**kwargs` to accept extra fields)",
+    }
+    """What each kind of parameter a keyword call never fills is told."""
+
     def check_reward(self, facts: RewardFacts, config: CheckConfig) -> Iterator[Diagnostic]:
         for parameter, _ in facts.parameters:
-            if parameter.kind == "positional_only":
+            message = self.NEVER_FILLED.get(parameter.kind)
+            if message is not None:
                 yield self.diagnostic(
                     parameter.span,
-                    f"`{parameter.name}` is positional-only, but rewards are called with keywords "
-                    "only: it never receives a field",
-                    data=reward_data(facts, parameter=parameter.name),
-                )
-            elif parameter.kind == "var_positional":
-                yield self.diagnostic(
-                    parameter.span,
-                    f"`*{parameter.name}` never receives anything: rewards are called with keywords "
-                    "only (use `**kwargs` to accept extra fields)",
+                    message.format(name=parameter.name),
                     data=reward_data(facts, parameter=parameter.name),
                 )
 
