@@ -215,10 +215,15 @@ DAEMON = (
 )
 FIRST_JOB = (
     "import os\nopen('/tmp/left-by-first', 'w').write('secret of job 1')\nopen('left.txt', 'w').write('x')\n"
-    "os.environ['LEFT'] = '1'\nprint(os.getpid())\n"
+    "os.environ['LEFT'] = '1'\n"
+    "for path in ('/dev/shm/left', '/dev/left', '/var/tmp/left', '/left'):\n"
+    "    try:\n        open(path, 'w').write('x')\n    except OSError:\n        pass\n"
+    "print(os.getpid())\n"
 )
 SECOND_JOB = (
-    "import os\nprint(sorted(os.listdir('/tmp')), sorted(os.listdir('.')), 'LEFT' in os.environ)\n"
+    "import os\nshm = sorted(os.listdir('/dev/shm')) if os.path.isdir('/dev/shm') else []\n"
+    "left = [p for p in ('/dev/left', '/var/tmp/left', '/left') if os.path.exists(p)]\n"
+    "print(sorted(os.listdir('/tmp')), sorted(os.listdir('.')), 'LEFT' in os.environ, shm, left)\n"
 )
 
 

@@ -252,4 +252,4 @@ def test_processes_left_behind_are_killed(facts: dict) -> None:
 
 @pytest.mark.parametrize("facts", CASES, indirect=True)
 def test_nothing_of_one_job_is_visible_to_the_next(facts: dict) -> None:
-    assert facts["two_jobs"]["second"] == "[] ['data', 'main.py'] False\n", facts["two_jobs"]
+    assert facts["two_jobs"]["second"] == "[] ['data', 'main.py'] False [] []\n", facts["two_jobs"]

@@ -27,6 +27,7 @@ import tempfile
 WORK = "/job"
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 0x4000, 1 << 18, 2, 4
+MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 4, 38, 36
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
 SECURE_ALL_LOCKED = 0x2F  # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS_LOCKED, each locked
@@ -102,7 +103,7 @@ def set_limits(limits: dict) -> None:
 
 
 def private_dirs(header: dict, uid: int) -> None:
-    """A private mount and IPC namespace with fresh tmpfs /tmp and /job (sandboxed modes)."""
+    """A private mount and IPC namespace with fresh tmpfs /tmp, /job and /dev/shm (sandboxed modes)."""
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
     owner = (
@@ -111,6 +112,11 @@ def private_dirs(header: dict, uid: int) -> None:
     room = 2 * header["limits"]["file_size"]
     mount_tmpfs("/tmp", f"size={room},mode=1777,{owner}")
     mount_tmpfs(WORK, f"size={room + header['files_size']},mode=0755,{owner}")
+    mount_tmpfs("/dev/shm", f"size={room},mode=1777,{owner}")
+    # /dev itself read-only (its device nodes still work): as uid 0 of a user namespace the job
+    # would own bwrap's /dev, and a file left there would outlive the job.
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
+    check(libc.mount(None, b"/dev", None, flags, None), "remount /dev read-only")
 
 
 def enter_job(header: dict, fds: list, uid: int) -> dict:
