@@ -264,8 +264,13 @@ def run_two_jobs(sandbox: Sandbox) -> dict:
 
 def main(argv: list[str]) -> int:
     """Run every hostile program on backend argv[0]; print {name: facts} as JSON."""
+    import threading
+
     from rewardkit.code.sandbox import get_sandbox
 
+    stop = threading.Event()  # a trainer's threads: a normal user's RLIMIT_NPROC counts them too
+    for _ in range(40):
+        threading.Thread(target=stop.wait, daemon=True).start()
     sandbox = get_sandbox(argv[0], workers=1)
     try:
         results = {

@@ -175,7 +175,7 @@ def test_fork_bombs_are_contained(facts: dict) -> None:
     assert bomb["timed_out"] or bomb["exit_code"] not in (0, None)
     # RLIMIT_NPROC binds (as root too: the program runs as an unprivileged uid): fewer than 16 forks
     assert counted["exit_code"] == 0, counted
-    assert 0 <= int(counted["stdout"]) < 16
+    assert 0 < int(counted["stdout"]) < 16  # (as a normal user, beside 40 threads of the driver)
 
 
 @pytest.mark.parametrize("facts", CASES, indirect=True)

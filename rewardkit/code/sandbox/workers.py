@@ -26,7 +26,7 @@ from types import TracebackType
 
 from rewardkit.code.sandbox.api import STDERR_LIMIT, Job, Outcome, SandboxUnavailableError
 
-__all__ = ["PooledSandbox", "Worker", "WorkerSession", "files_memfd"]
+__all__ = ["PooledSandbox", "Worker", "WorkerSession", "files_memfd", "nproc_allowance"]
 
 READY_TIMEOUT = 60.0
 KILL_GRACE = 5.0
@@ -51,6 +51,18 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+SANDBOX_TASKS = 2
+"""Tasks of a user-namespace sandbox besides the program: bwrap's init and the zygote."""
+
+
+def nproc_allowance(processes: int) -> int:
+    """The RLIMIT_NPROC that gives a program `processes` tasks of its own. As root it runs as a
+    uid of its own, so the limit is exact. As a normal user it is uid 0 of the sandbox's user
+    namespace, where (Linux >= 5.14 counts RLIMIT_NPROC per user namespace; measured here) the
+    count is the sandbox's tasks: bwrap's init and the zygote are added."""
+    return processes if os.geteuid() == 0 else processes + SANDBOX_TASKS
 
 
 def files_memfd(files: Mapping[str, bytes]) -> int:
@@ -200,7 +212,7 @@ class WorkerSession:
         limits = {
             "cpu": self.limits.cpu_seconds,
             "memory": self.limits.memory,
-            "processes": self.limits.processes,
+            "processes": nproc_allowance(self.limits.processes),
             "file_size": self.limits.file_size,
             "open_files": self.limits.open_files,
             "timeout": self.limits.timeout,
