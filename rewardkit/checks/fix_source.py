@@ -17,6 +17,7 @@ import difflib
 from bisect import bisect_right
 from collections import Counter
 from functools import cached_property
+from itertools import pairwise
 
 from rewardkit.checks.model import Span, TextEdit
 from rewardkit.checks.positions import LINE_BREAK, NodePositions
@@ -201,10 +202,12 @@ class FixSource:
 
     @cached_property
     def _lines(self) -> tuple[list[str], list[int], Counter[str]]:
-        lines = split_lines(self.text)
-        offsets = [0]
-        for line in lines:
-            offsets.append(offsets[-1] + len(line))
+        text = self.text
+        offsets = list(self.positions.line_starts())
+        if offsets[-1] == len(text):  # a text ending with a line break has no line after it
+            offsets.pop()
+        offsets.append(len(text))
+        lines = [text[start:end] for start, end in pairwise(offsets)]
         return lines, offsets, Counter(lines)
 
     def replaced(self, replacements: Replacements) -> str:

@@ -27,7 +27,8 @@ class NodePositions:
         self._ascii = text.isascii()
         self._starts: list[int] | None = None
 
-    def _line_starts(self) -> list[int]:
+    def line_starts(self) -> list[int]:
+        """The offset of each line's first character (computed once)."""
         starts = self._starts
         if starts is None:
             starts = [0]
@@ -37,7 +38,7 @@ class NodePositions:
 
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its line break ("" past the end)."""
-        starts = self._line_starts()
+        starts = self.line_starts()
         if not 1 <= line <= len(starts):
             return ""
         start = starts[line - 1]
@@ -55,14 +56,14 @@ class NodePositions:
 
     def offset(self, line: int, column: int) -> int:
         """The offset in :attr:`text` of a (line, code-point column) position."""
-        starts = self._line_starts()
+        starts = self.line_starts()
         if line > len(starts):
             return len(self.text)
         return min(starts[max(line, 1) - 1] + column, len(self.text))
 
     def position(self, offset: int) -> tuple[int, int]:
         """The (line, code-point column) of an offset in :attr:`text`."""
-        starts = self._line_starts()
+        starts = self.line_starts()
         low, high = 0, len(starts) - 1
         while low < high:  # the last line start <= offset
             middle = (low + high + 1) // 2

@@ -131,21 +131,33 @@ def _rename(
 
 
 def _bare_node(file: FixSource, span: Span, statement: tuple[int, int]) -> tuple[int, int] | None:
-    """(start, end) offsets of the node at ``span`` when it certainly has no parentheses of its
-    own: code before it on its line that does not end with ``(``, or a statement it begins."""
-    start = file.positions.offset(span.line, span.column)
-    before = file.text[file.positions.offset(span.line, 0) : start].rstrip(" \t\f")
-    if before.endswith("(") or (not before and not _begins_statement(file, span, statement)):
-        return None
-    return start, file.positions.offset(span.end_line, span.end_column)
-
-
-def _begins_statement(file: FixSource, span: Span, statement: tuple[int, int]) -> bool:
-    """Whether a statement of ``text[start:end]`` starts where ``span`` does."""
+    """(start, end) offsets of the expression at ``span`` when its text there is certainly it
+    (it parses back to the same tree: positions inside f-strings are not always right before
+    Python 3.12) and it has no parentheses of its own: code before it on its line that does not
+    end with ``(``, or a statement it begins."""
     tree, positions = file.statement_tree(*statement)  # type: ignore[misc]
     shift = file.positions.position(statement[0])[0] - 1
-    head = (span.line - shift, span.column)
-    return any(isinstance(n, ast.stmt) and positions.start(n) == head for n in ast.walk(tree))
+    start = file.positions.offset(span.line, span.column)
+    end = file.positions.offset(span.end_line, span.end_column)
+    try:
+        written = ast.dump(ast.parse(file.text[start:end], mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    local = Span(span.line - shift, span.column, span.end_line - shift, span.end_column)
+    nodes = [node for node in ast.walk(tree) if isinstance(node, (ast.expr, ast.stmt))]
+    if not any(
+        isinstance(n, ast.expr) and positions.span(n) == local and ast.dump(n) == written
+        for n in nodes
+    ):
+        return None
+    before = file.text[file.positions.offset(span.line, 0) : start].rstrip(" \t\f")
+    head = (local.line, local.column)
+    if before.endswith("(") or (
+        not before
+        and not any(isinstance(n, ast.stmt) and positions.start(n) == head for n in nodes)
+    ):
+        return None
+    return start, end
 
 
 def _around(

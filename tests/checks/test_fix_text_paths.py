@@ -160,6 +160,8 @@ AWAITS = [
     ("    x = 1 + context.acquire_resource('a')\n", True),
     ("    x = -context.acquire_resource('a')\n", True),
     ("    if context.acquire_resource('a'):\n        pass\n", True),
+    ("    x = f\"{context.acquire_resource('a')}\"\n", True),
+    ('    x = f"""  {1}\n  {context.acquire_resource(\'a\')}"""\n', True),
 ]
 
 
