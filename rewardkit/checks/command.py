@@ -9,10 +9,11 @@ pay for them (each parses and analyses its share; the results are the same as in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -258,13 +259,17 @@ def _analyse(target: Target) -> ModuleAnalysis | str:
         return f"internal error while checking {target.display}: {type(error).__name__}: {error}"
 
 
-def analyse_targets(pending: list[Target]) -> list[str]:
-    """Fill each target's analysis (in parallel workers when worth it); internal errors returned."""
+def analyse_targets(
+    pending: list[Target], meanwhile: Callable[[], object] | None = None
+) -> list[str]:
+    """Fill each target's analysis (in parallel workers when worth it); internal errors
+    returned. ``meanwhile`` runs in this process while the workers analyse."""
     outcomes = map_in_workers(
         _analyse,
         pending,
         [len(target.source or "") for target in pending],
         minimum_total=PARALLEL_MIN_CHARACTERS,
+        meanwhile=meanwhile,
     )
     errors: list[str] = []
     for target, outcome in zip(pending, outcomes):
@@ -275,9 +280,14 @@ def analyse_targets(pending: list[Target]) -> list[str]:
     return errors
 
 
-def analyse_cached(targets: Sequence[Target], file_cache: FileCache | None) -> list[str]:
+def analyse_cached(
+    targets: Sequence[Target],
+    file_cache: FileCache | None,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[str]:
     """Analyse every read target whose analysis the per-file cache does not hold (and store
-    them); returns internal-error messages."""
+    them); returns internal-error messages. ``meanwhile`` runs in this process while workers
+    analyse."""
     pending = []
     for target in targets:
         if target.source is None:
@@ -287,7 +297,7 @@ def analyse_cached(targets: Sequence[Target], file_cache: FileCache | None) -> l
             target.analysis = file_cache.load(target.cache_key)
         if target.analysis is None:
             pending.append(target)
-    errors = analyse_targets(pending)
+    errors = analyse_targets(pending, meanwhile)
     if file_cache is not None:
         for target in pending:
             if target.analysis is not None and target.cache_key is not None:
@@ -438,6 +448,15 @@ def _write_fixed(
         target.source, target.analysis = outcome.source, outcome.analysis
 
 
+def _load_libcst_quietly() -> None:
+    """Import libcst for the JSON output's fix edits ahead of need (nothing when it is missing:
+    the edits are then left out, as without this)."""
+    from rewardkit.checks.fixer import LibcstMissing, load_transforms
+
+    with contextlib.suppress(LibcstMissing):
+        load_transforms()
+
+
 def _print_errors(errors: Sequence[str]) -> None:
     for message in errors:
         print(f"rewardkit check: {message}", file=sys.stderr)
@@ -480,7 +499,12 @@ def run_command(argv: Sequence[str]) -> int:
     readable = read_targets(targets, errors)
     use_cache = not arguments.no_cache and "-" not in command.paths
     root = run_cache.cache_root() if use_cache else None
-    errors += analyse_cached(readable, FileCache(root) if root is not None else None)
+    shows_edits = mode is None and command.output_format == "json"
+    errors += analyse_cached(
+        readable,
+        FileCache(root) if root is not None else None,
+        _load_libcst_quietly if shows_edits else None,  # while workers analyse, if any
+    )
     if mode is not None:
         return run_fixes(readable, mode, command, errors)
     results, rewards = gather_results(readable)

@@ -60,9 +60,12 @@ def map_in_workers(
     sizes: Sequence[int],
     *,
     minimum_total: int,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Result]:
     """``[function(item) for item in items]``, in forked workers when the items' total size
-    reaches ``minimum_total``. ``function`` must not raise (return the error instead)."""
+    reaches ``minimum_total``. ``function`` must not raise (return the error instead).
+    ``meanwhile`` runs in this process while the workers work (once they are all forked: what
+    it imports or starts is not in them); not at all when everything runs here."""
     results: dict[int, Result] = {}
     workers = worker_count(sizes, minimum_total)
     if workers > 1:
@@ -81,7 +84,10 @@ def map_in_workers(
                 initializer=die_with_parent,
                 initargs=(os.getpid(),),
             ) as pool:
-                for batch in pool.map(_run_batch, batches(sizes, workers * BATCHES_PER_WORKER)):
+                done = pool.map(_run_batch, batches(sizes, workers * BATCHES_PER_WORKER))
+                if meanwhile is not None:  # every batch is submitted: the workers are forked
+                    meanwhile()
+                for batch in done:
                     results.update(batch)
         except (BrokenProcessPool, OSError):
             pass  # a worker died: what is left is done here
