@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit._version import __version__
-from rewardkit.checks.model import Diagnostic, Severity, Span
+from rewardkit.checks.model import Diagnostic, Fix, Severity, Span, TextEdit
 from rewardkit.checks.rules import RULES
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -137,9 +137,82 @@ def diagnostic_to_json(path: str, diagnostic: Diagnostic) -> dict[str, Any]:
 
 
 def render_json(results: Sequence[FileResult]) -> str:
-    """A JSON array of diagnostics, each with its path."""
-    items = [diagnostic_to_json(r.path, d) for r in results for d in r.diagnostics]
-    return json.dumps(items, indent=2, ensure_ascii=False, default=str) + "\n"
+    """A JSON array of diagnostics, each with its path: the text ``json.dumps`` of
+    :func:`diagnostic_to_json`'s dicts gives (``indent=2``), written directly, each string and
+    ``data`` by ``json`` (the encoder walks thousands of small dicts slowly in Python)."""
+    items = [_diagnostic_text(r.path, d) for r in results for d in r.diagnostics]
+    return "[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n"
+
+
+_STRING = json.JSONEncoder(ensure_ascii=False).encode
+"""A string as JSON (``json``'s C encoder of strings)."""
+
+
+def _members(members: Sequence[tuple[str, str]], level: int) -> str:
+    """A JSON object of already-written values, indented as ``json.dumps(indent=2)`` at
+    nesting ``level``."""
+    inner, outer = "\n" + "  " * (level + 1), "\n" + "  " * level
+    return (
+        "{"
+        + inner
+        + ("," + inner).join(f'"{key}": {value}' for key, value in members)
+        + outer
+        + "}"
+    )
+
+
+def _array(values: Sequence[str], level: int) -> str:
+    """A JSON array of already-written values at nesting ``level`` (``[]`` when empty)."""
+    if not values:
+        return "[]"
+    inner, outer = "\n" + "  " * (level + 1), "\n" + "  " * level
+    return "[" + inner + ("," + inner).join(values) + outer + "]"
+
+
+def _range(item: Span | TextEdit) -> list[tuple[str, str]]:
+    return [
+        ("line", str(item.line)),
+        ("column", str(item.column)),
+        ("end_line", str(item.end_line)),
+        ("end_column", str(item.end_column)),
+    ]
+
+
+def _fix_text(fix: Fix) -> str:
+    edits = [
+        _members([*_range(edit), ("new_text", _STRING(edit.new_text))], 5) for edit in fix.edits
+    ]
+    selection = _members(_range(fix.selection), 4) if fix.selection is not None else "null"
+    return _members(
+        [
+            ("title", _STRING(fix.title)),
+            ("applicability", _STRING(fix.applicability)),
+            ("edits", _array(edits, 4)),
+            ("selection", selection),
+        ],
+        3,
+    )
+
+
+def _diagnostic_text(path: str, diagnostic: Diagnostic) -> str:
+    """:func:`diagnostic_to_json` of one diagnostic as ``json.dumps(indent=2)`` writes it in
+    the report's array."""
+    data = "null"
+    if diagnostic.data is not None:
+        data = json.dumps(dict(diagnostic.data), indent=2, ensure_ascii=False, default=str)
+        data = data.replace("\n", "\n    ")  # its nesting level in the report
+    return "  " + _members(
+        [
+            ("path", _STRING(path)),
+            ("code", _STRING(diagnostic.code)),
+            ("severity", _STRING(diagnostic.severity.value)),
+            ("message", _STRING(diagnostic.message)),
+            *_range(diagnostic),  # type: ignore[arg-type]
+            ("fixes", _array([_fix_text(fix) for fix in diagnostic.fixes], 2)),
+            ("data", data),
+        ],
+        1,
+    )
 
 
 def _rule_name(code: str) -> str:
