@@ -14,7 +14,7 @@ import __future__
 
 import ast
 import difflib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from functools import cached_property
 from itertools import pairwise
@@ -219,38 +219,38 @@ class FixSource:
         pieces.append(self.text[last:])
         return "".join(pieces)
 
-    def replacement_edits(self, replacements: Replacements) -> tuple[TextEdit, ...] | None:
-        """What :meth:`text_edits` gives for the text ``replacements`` make, without the diff:
-        one edit per changed line. ``None`` when the diff could pair lines otherwise: a changed
-        line, before or after, that is also a line of the other version (a diff pairs lines
-        by equality); else it pairs each changed line with itself, and this is what it gives."""
+    def line_edits(self, after: str, start: int, end: int) -> tuple[TextEdit, ...] | None:
+        """What :meth:`text_edits` gives for ``after`` (this text with only the whole lines
+        ``text[start:end]`` changed, as many lines as before), without the diff: one edit per
+        changed line. ``None`` when the diff could pair lines otherwise: a changed line, before
+        or after, that is also a line of the other version (a diff pairs lines by equality);
+        else it pairs each changed line with itself, and this is what it gives."""
         lines, offsets, counts = self._lines
-        changed: dict[int, list[tuple[int, int, str]]] = {}
-        for replacement in replacements:
-            index = bisect_right(offsets, replacement[0]) - 1
-            if index >= len(lines) or replacement[1] > offsets[index + 1]:
-                return None
-            changed.setdefault(index, []).append(replacement)
-        new_lines = {}
-        for index, changes in changed.items():
-            pieces, last = [], offsets[index]
-            for start, end, new in changes:
-                pieces += [self.text[last:start], new]
-                last = end
-            pieces.append(self.text[last : offsets[index + 1]])
-            if "".join(pieces) != lines[index]:
-                new_lines[index] = "".join(pieces)
-        replaced_old = Counter(lines[index] for index in new_lines)
-        news = set(new_lines.values())
-        for index, new in new_lines.items():
+        first, last = bisect_left(offsets, start), bisect_left(offsets, end)
+        window = after[start : len(after) - (len(self.text) - end)]
+        new_lines = split_lines(window)
+        if (
+            offsets[first] != start
+            or last == len(offsets)
+            or offsets[last] != end
+            or len(new_lines) != last - first
+            or (end < len(self.text) and not window.endswith(("\n", "\r")))
+            or (window.endswith("\r") and self.text.startswith("\n", end))
+            or (start and self.text[start - 1] == "\r" and window.startswith("\n"))
+        ):
+            return None
+        changed = {
+            index: new for index, new in zip(range(first, last), new_lines) if new != lines[index]
+        }
+        replaced_old = Counter(lines[index] for index in changed)
+        news = set(changed.values())
+        for index, new in changed.items():
             old = lines[index]
             if new in counts or old in news or counts[old] != replaced_old[old]:
                 return None
         edits = []
-        for index in sorted(new_lines):
-            start, end, text = _narrowed(
-                self.text, offsets[index], offsets[index + 1], new_lines[index]
-            )
+        for index, new in changed.items():
+            start, end, text = _narrowed(self.text, offsets[index], offsets[index + 1], new)
             if (start, end, text) != (start, start, ""):
                 position = self.positions.position
                 edits.append(TextEdit(*position(start), *position(end), text))

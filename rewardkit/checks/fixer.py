@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rewardkit.checks.engine import ModuleAnalyzer
-from rewardkit.checks.fix_source import FixSource, Replacements
+from rewardkit.checks.fix_source import FixSource
 from rewardkit.checks.fixes import apply_edits
 from rewardkit.checks.model import Diagnostic, Fix, ModuleAnalysis, Span, TextEdit
 from rewardkit.checks.positions import NodePositions
@@ -61,18 +61,12 @@ def load_transforms() -> ModuleType:
 
 
 def fixed_text(source: str, fix: Fix, file: FixSource | None = None) -> tuple[str, Span | None]:
-    """``source`` with ``fix`` applied, and the range of the result to select (a placeholder).
-    ``file``: what resolving other fixes of ``source`` already computed."""
+    """``source`` with ``fix`` applied (by plain text where that is exact, else by libcst), and
+    the range of the result to select (a placeholder). ``file``: what resolving other fixes of
+    ``source`` already computed."""
     if fix.transform is None:
         return apply_edits(source, fix.edits), fix.selection
-    result, selection, _ = _applied(file if file is not None else FixSource(source), fix)
-    return result, selection
-
-
-def _applied(file: FixSource, fix: Fix) -> tuple[str, Span | None, Replacements | None]:
-    """The fixed text, the range to select, and the plain-text replacements that made it
-    (``None`` when its libcst transformation did)."""
-    assert fix.transform is not None
+    file = file if file is not None else FixSource(source)
     transforms = load_transforms()
     replacements = text_replacements(file, fix.transform)
     placeholder = None
@@ -88,10 +82,10 @@ def _applied(file: FixSource, fix: Fix) -> tuple[str, Span | None, Replacements 
     if not file.is_fix_kept(result, *changed):
         raise FixUnavailable(f"{fix.title}: the fixed module would not compile")
     if placeholder is None:
-        return result, None, replacements
+        return result, None
     positions = NodePositions(result)
     start, end = placeholder
-    return result, Span(*positions.position(start), *positions.position(end)), None
+    return result, Span(*positions.position(start), *positions.position(end))
 
 
 def apply_fix(source: str, fix: Fix) -> str:
@@ -104,8 +98,10 @@ def resolve_fix(source: str, fix: Fix, file: FixSource | None = None) -> Fix:
     if fix.transform is None:
         return fix
     file = file if file is not None else FixSource(source)
-    result, selection, replacements = _applied(file, fix)
-    edits = file.replacement_edits(replacements) if replacements is not None else None
+    result, selection = fixed_text(source, fix, file)
+    changed = file.statement(fix.transform.span.line)
+    assert changed is not None  # the transformation found its node there
+    edits = file.line_edits(result, *changed)
     if edits is None:
         edits = file.text_edits(result)
     return replace(fix, edits=edits, selection=selection)

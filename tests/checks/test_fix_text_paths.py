@@ -224,7 +224,9 @@ def test_edits_by_text_are_the_diff_s_edits() -> None:
         assert fix.transform is not None
         replacements = text_replacements(file, fix.transform)
         assert replacements is not None
-        by_lines = file.replacement_edits(replacements)
+        statement = file.statement(fix.transform.span.line)
+        assert statement is not None
+        by_lines = file.line_edits(file.replaced(replacements), *statement)
         assert (by_lines is None) == (source is copied)
         resolved = resolve_fix(source, fix)
         assert resolved.edits == file.text_edits(file.replaced(replacements))
