@@ -478,8 +478,11 @@ class PooledSandbox:
             worker.destroy()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        # Not contextlib.suppress: at interpreter exit the module's globals may already be None.
+        try:  # noqa: SIM105
             self.close()
+        except Exception:
+            pass
 
 
 class _FailedSession:
