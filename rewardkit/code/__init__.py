@@ -20,12 +20,3 @@ __all__ = [
     "grade_code_async",
     "parse_tests",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # code_reward needs the runtime's @reward; import it lazily so the grader works on its own.
-    if name in ("code_reward", "CodeReward", "CodeHarnessError"):
-        from rewardkit.code import reward
-
-        return getattr(reward, name)
-    raise AttributeError(f"module 'rewardkit.code' has no attribute {name!r}")
