@@ -31,7 +31,6 @@ from rewardkit.checks.scopes import (
     block_statements,
     local_scope,
 )
-from rewardkit.checks.scopes import target_names as _target_names  # noqa: F401 (model_code.py)
 from rewardkit.runtime.define.return_keys import dotted_name, string_value
 
 ENV_FIELD = (

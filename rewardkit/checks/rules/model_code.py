@@ -18,20 +18,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rewardkit.checks.discovery import _target_names, dotted_name, string_value
 from rewardkit.checks.fix_safety import Role, field_role
 from rewardkit.checks.model import Diagnostic, Severity
 from rewardkit.checks.rules.base import Invalid, Rule, reward_data
+from rewardkit.checks.scopes import target_names
+from rewardkit.runtime.define.return_keys import dotted_name, string_value
 
 if TYPE_CHECKING:
     from rewardkit.checks.config import CheckConfig
-    from rewardkit.checks.discovery import (
-        FunctionNode,
-        GroupRewardFacts,
-        ImportContext,
-        RewardFacts,
-    )
+    from rewardkit.checks.discovery import GroupRewardFacts
+    from rewardkit.checks.facts import RewardFacts
     from rewardkit.checks.positions import NodePositions
+    from rewardkit.checks.scopes import FunctionNode, ImportContext
 
 EVALUATORS = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
 """Calls that run Python source (or a code object ``compile`` made of it) in this process."""
@@ -139,7 +137,7 @@ class _Flow:
         self.values: dict[str, list[ast.expr]] = {}
         """What each local name is bound to (a loop variable: its iterable)."""
         for target, value in flows:
-            for name in _target_names(target):
+            for name in target_names(target):
                 self.values.setdefault(name, []).append(value)
         self.names = set(sources)
         changed = True
@@ -147,7 +145,7 @@ class _Flow:
             changed = False
             for target, value in flows:
                 if self.carries(value):
-                    for name in _target_names(target):
+                    for name in target_names(target):
                         if name not in self.names:
                             self.names.add(name)
                             changed = True
