@@ -21,6 +21,7 @@ from rewardkit.runtime.define.registry import (
 BUILTIN_REWARDS: Final = MappingProxyType(
     {
         "math_reward": "rewardkit.math.reward",
+        "code_reward": "rewardkit.code.reward",
         "qa_f1_reward": "rewardkit.qa",
         "think_answer_format_reward": "rewardkit.shaping.format",
         "tag_count_reward": "rewardkit.shaping.format",
