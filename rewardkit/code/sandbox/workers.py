@@ -379,12 +379,15 @@ class WorkerSession:
     def _build_outcome(self) -> Outcome:
         status = int(self.status["status"]) if self.status else signal.SIGKILL
         exit_code = os.waitstatus_to_exitcode(status)
+        # The CPU-time rlimit (SIGXCPU) is the same limit as the wall clock's, reached first
+        # on an idle machine: a timeout either way, never a crash.
+        out_of_cpu = exit_code == -signal.SIGXCPU
         return Outcome(
             exit_code=exit_code if exit_code >= 0 else None,
             signal=-exit_code if exit_code < 0 else None,
             stdout=bytes(self.out.data),
             stderr=bytes(self.err.data),
-            timed_out=self.timed_out,
+            timed_out=self.timed_out or out_of_cpu,
             memory_exceeded=bool(self.status and self.status.get("memory")),
             output_exceeded=self.output_exceeded,
             wall=time.monotonic() - self.started,
