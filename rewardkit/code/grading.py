@@ -7,6 +7,8 @@ the program run in the sandbox against each test -> comparison on the host -> ``
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import math
 import threading
 from typing import Any
@@ -152,24 +154,10 @@ def grade_code(
     return _verdict(_run(program, suite, options), program)
 
 
-async def grade_code_async(
-    response: str,
-    tests: Any,
-    *,
-    timeout: float = DEFAULT_TIMEOUT,
-    memory: int = DEFAULT_MEMORY,
-    sandbox: str | Sandbox = "auto",
-    extract: ExtractMode = "last",
-    float_tolerance: float | None = None,
-) -> CodeVerdict:
-    """``grade_code`` on a worker thread (the sandbox's calls block), for async rewards and servers."""
-    return await asyncio.to_thread(
-        grade_code,
-        response,
-        tests,
-        timeout=timeout,
-        memory=memory,
-        sandbox=sandbox,
-        extract=extract,
-        float_tolerance=float_tolerance,
-    )
+async def grade_code_async(response: str, tests: Any, **options: Any) -> CodeVerdict:
+    """``grade_code`` on a worker thread (the sandbox's calls block), for async rewards and
+    servers: the same implementation and options (its signature shows ``grade_code``'s)."""
+    return await asyncio.to_thread(functools.partial(grade_code, response, tests, **options))
+
+
+grade_code_async.__signature__ = inspect.signature(grade_code)  # type: ignore[attr-defined]

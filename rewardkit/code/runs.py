@@ -67,6 +67,18 @@ def _failed_all(expected: Sequence[str], tag: CodeTag, detail: str) -> list[Test
     return [TestResult(tag.value, 0.0, preview(text), "", detail) for text in expected]
 
 
+def _candidate(program: str, options: RunOptions, *, prelude: bool, tests: int) -> Candidate:
+    """The candidate's sandboxed session, sized for the ``tests`` calls it has left to serve."""
+    return Candidate(
+        options.sandbox,
+        program,
+        prelude=prelude,
+        timeout=options.timeout,
+        memory=options.memory,
+        tests=tests,
+    )
+
+
 def run_calls(program: str, suite: CallTests, options: RunOptions) -> list[TestResult]:
     """Call ``fn_name`` once per test in the candidate's sandbox; compare its decoded return on
     the host (``return_matches``). A program that times out or dies is restarted for the next test."""
@@ -80,14 +92,7 @@ def run_calls(program: str, suite: CallTests, options: RunOptions) -> list[TestR
             start = time.monotonic()
             try:
                 if candidate is None:
-                    candidate = Candidate(
-                        options.sandbox,
-                        program,
-                        prelude=True,
-                        timeout=options.timeout,
-                        memory=options.memory,
-                        tests=count - index,
-                    )
+                    candidate = _candidate(program, options, prelude=True, tests=count - index)
                     if candidate.load_failure is not None:  # every test left fails alike
                         return results + _failed_all(suite.texts[index:], *candidate.load_failure)
                 answer = candidate.call(
@@ -206,14 +211,7 @@ def run_checks(program: str, suite: CheckTests, options: RunOptions) -> list[Tes
             start = time.monotonic()
             try:
                 if candidate is None:
-                    candidate = Candidate(
-                        options.sandbox,
-                        program,
-                        prelude=False,
-                        timeout=options.timeout,
-                        memory=options.memory,
-                        tests=count - index,
-                    )
+                    candidate = _candidate(program, options, prelude=False, tests=count - index)
                     if candidate.load_failure is not None:  # every test left fails alike
                         return results + _failed_all(suite.tests[index:], *candidate.load_failure)
                 if checker is None:
