@@ -19,9 +19,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sandbox_fixtures as fixtures
+from grader_backends import require_backend
 
 from rewardkit.code.sandbox import get_sandbox
-from rewardkit.code.sandbox.selection import available_backends
 
 BACKENDS = ("bwrap", "wasm")
 USERS = ("root", "user")
@@ -36,15 +36,6 @@ mkdir -p /root/.pyenv
 mountpoint -q "$d" && mount --move "$d" /root/.pyenv
 exec setpriv --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --bounding-set=-all "$@"
 """
-
-
-def _require_backend(name: str) -> None:
-    reason = available_backends()[name]
-    if reason is not None:
-        message = f"the {name} sandbox is not usable here: {reason}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 def _in_process(backend: str) -> dict:
@@ -110,7 +101,7 @@ _facts: dict[tuple[str, str], dict] = {}
 def facts(request: pytest.FixtureRequest) -> dict:
     """The facts of every hostile program on (backend, user), computed once per module."""
     backend, user = request.param
-    _require_backend(backend)
+    require_backend(backend)
     if os.geteuid() != 0:
         if user == "root":
             pytest.skip("not root here: the in-process run below is the normal-user run")
