@@ -117,6 +117,11 @@ class Runner:
         self.stdlib = stdlib
         self.interrupted = False
 
+    def spend_budget(self) -> None:
+        """The job's time budget is used up: stop it, and say so (a timeout, not a crash)."""
+        self.budget_spent = True
+        self.interrupt()
+
     def interrupt(self) -> None:
         """Stop the running job at its next epoch check."""
         self.interrupted = True
@@ -160,7 +165,8 @@ class Runner:
             self.interrupted = False
             _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], hard))
-            timer = threading.Timer(limits["cpu"], self.interrupt)
+            self.budget_spent = False
+            timer = threading.Timer(limits["cpu"], self.spend_budget)
             timer.daemon = True
             timer.start()
             finished = threading.Event()
@@ -188,7 +194,12 @@ class Runner:
             memory = os.waitstatus_to_exitcode(status) == 1 and any(
                 w in bytes(tail) for w in MEMORY_WORDS
             )
-            return {"op": "done", "status": status, "memory": memory}
+            return {
+                "op": "done",
+                "status": status,
+                "memory": memory,
+                "timed_out": self.budget_spent,
+            }
         finally:
             for fd in (stdin, stdout, stderr):
                 os.close(fd)

@@ -387,7 +387,9 @@ class WorkerSession:
             signal=-exit_code if exit_code < 0 else None,
             stdout=bytes(self.out.data),
             stderr=bytes(self.err.data),
-            timed_out=self.timed_out or out_of_cpu,
+            timed_out=self.timed_out
+            or out_of_cpu
+            or bool(self.status and self.status.get("timed_out")),
             memory_exceeded=bool(self.status and self.status.get("memory")),
             output_exceeded=self.output_exceeded,
             wall=time.monotonic() - self.started,
