@@ -191,11 +191,15 @@ class ForkServer:
 
     def serve(self) -> None:
         self.reply(READY, os.getpid())
+        # poll, not select: the control fd keeps the parent's number, past 1023 in a process
+        # holding many files (select refuses those).
+        poller = select.poll()
+        poller.register(self.control, select.POLLIN)
         try:
             while not parent_is_gone(self.parent_pid):
                 self.reap()
                 warming = self.warming is not None
-                readable, _, _ = select.select([self.control], [], [], 0.0 if warming else _IDLE_POLL_SECONDS)
+                readable = poller.poll(0 if warming else _IDLE_POLL_SECONDS * 1000)
                 if readable:
                     if not self.handle_request():
                         return  # the parent closed the control socket (or died)

@@ -147,6 +147,48 @@ def test_kill_stops_a_session_now(sandbox) -> None:
     assert session.finish() is outcome
 
 
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_sessions_leave_no_file_descriptors_open(sandbox) -> None:
+    # A trainer grades for days: every session, killed or finished, gives back its pipes.
+    for _ in range(2):  # warm: the pool's workers exist before counting
+        sandbox.open(job("print(input())")).kill()
+    before = _open_fds()
+    for _ in range(15):
+        sandbox.open(job("print(input())")).kill()
+        with sandbox.open(job("print(input())")) as session:
+            session.send(b"x")
+            assert session.receive(30) == b"x"
+        assert sandbox.run(job("print(1)")).stdout == b"1\n"
+    assert _open_fds() - before <= 4  # (a replaced worker's socket and pipe at most; a leak is 15+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_process_holding_over_1024_files_still_runs_programs(backend: str) -> None:
+    # select() refuses fds past 1023; a worker's control socket keeps the caller's fd number.
+    reason = selection.available_backends()[backend]
+    if reason is not None:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(reason)
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        box = get_sandbox(backend, workers=1)
+        try:
+            outcome = box.run(job("print(6 * 7)"))
+            assert (outcome.stdout, outcome.exit_code, outcome.sandbox_error) == (b"42\n", 0, None)
+            with box.open(job("print(input())")) as session:
+                session.send(b"y")
+                assert session.receive(30) == b"y"
+                outcome = session.finish()
+            assert (outcome.exit_code, outcome.sandbox_error) == (0, None)
+        finally:
+            box.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 def test_a_caller_holding_every_worker_can_still_open_another() -> None:
     box = get_sandbox(
         "bwrap" if selection.available_backends()["bwrap"] is None else "wasm", workers=1

@@ -47,6 +47,21 @@ def test_slow_symbolic_work_is_a_timeout_verdict() -> None:
     assert (verdict.correct, verdict.reason) == (True, "symbolic")
 
 
+def test_a_process_holding_over_1024_files_still_gets_symbolic_verdicts() -> None:
+    # The fork server's control socket keeps the caller's fd number: past 1023, select() refused it.
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        sandbox = SymbolicSandbox(workers=1)
+        try:
+            outcome = sandbox.run(sandbox_tasks.spin, (0.05,), cpu_budget=5.0, wall_ceiling=120)
+            assert (outcome.correct, outcome.reason) == (True, "exact")
+        finally:
+            sandbox.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 def test_the_budget_is_cpu_time_not_wall_time() -> None:
     sandbox = SymbolicSandbox(workers=1)
     try:

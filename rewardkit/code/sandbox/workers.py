@@ -286,6 +286,7 @@ class WorkerSession:
                 self._outcome = self._build_outcome()
             if self._watchdog is not None:
                 self._watchdog.cancel()
+            self._close_stdin()  # a killed program's stdin was left open above: ours to close
             for fd in (self.out.fd, self.err.fd):
                 os.close(fd)
             self._release(self.worker)

@@ -233,13 +233,16 @@ def serve_job(control: socket.socket, header: dict, fds: list, uid: int) -> None
     for fd in (*fds, report_w):
         os.close(fd)
     pidfd = os.pidfd_open(pid)
+    poller = select.poll()  # not select: the control fd keeps the host's number, maybe past 1023
+    poller.register(pidfd, select.POLLIN)
+    poller.register(control, select.POLLIN)
     status, alive = None, True
     while status is None:
-        ready, _, _ = select.select([pidfd, control], [], [])
-        if control in ready:
+        ready = {fd for fd, _ in poller.poll()}
+        if control.fileno() in ready:
             alive = bool(control.recv(4096))
             os.kill(pid, signal.SIGKILL)
-        if pidfd in ready or control in ready:
+        if ready:
             status = os.waitpid(pid, 0)[1]
     kill_all_others(pid if uid < 0 else 0)
     if uid < 0:
