@@ -331,6 +331,50 @@ def test_a_worker_that_died_while_idle_is_replaced_not_blamed_on_the_next_progra
     assert outcome.sandbox_error is None
 
 
+def _zygote_of(bwrap_pid: int) -> int:
+    """The root zygote under `bwrap_pid` (its jobs are forks of it, running as a leased uid)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = dict(
+                line.split(":\t", 1) for line in (entry / "status").read_text().splitlines()
+            )
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        pid, uid = int(entry.name), status["Uid"].split()[0]
+        program = cmdline.split(b"\0")[0]
+        if b"zygote.py" in cmdline and uid == "0" and not program.endswith(b"bwrap"):
+            ancestor = int(status["PPid"])
+            while ancestor > 1 and ancestor != bwrap_pid:
+                parent = Path(f"/proc/{ancestor}/status").read_text().split("PPid:\t")[1]
+                ancestor = int(parent.split()[0])
+            if ancestor == bwrap_pid:
+                return pid
+    raise AssertionError(f"no zygote under bwrap {bwrap_pid}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only as root does the program run apart from its zygote")
+def test_a_zygote_that_dies_under_a_job_it_could_not_have_killed_is_a_sandbox_error() -> None:
+    # As root the job runs as a leased uid, which cannot signal its zygote: the zygote's death
+    # is ours (a sandbox error, excluded from scores), never a wrong program.
+    if selection.available_backends()["bwrap"] is not None:
+        pytest.fail("bwrap is not usable here")
+    box = get_sandbox("bwrap", workers=1)
+    try:
+        session = box.open(job("while True:\n    pass\n"))
+        assert session.receive(0.2) is None
+        os.kill(_zygote_of(session.worker.process.pid), 9)  # as a bug of ours would end it
+        outcome = session.finish()
+        assert "not the program" in (outcome.sandbox_error or "")
+        killer = box.run(job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"))
+        assert (killer.sandbox_error, killer.exit_code) == (None, 1)  # EPERM: it cannot
+        assert b"PermissionError" in killer.stderr
+    finally:
+        box.close()
+
+
 def test_a_worker_started_from_a_thread_outlives_that_thread(sandbox) -> None:
     """bwrap's --die-with-parent fires when the forking *thread* ends: workers start elsewhere."""
     box = get_sandbox(sandbox.name, workers=1)

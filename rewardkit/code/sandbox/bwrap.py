@@ -94,6 +94,15 @@ def bwrap_command(bwrap: str, fd: int, uid: int) -> list[str]:
     return [*args, "--", executable, "-I", "-S", "-B", INSIDE_ZYGOTE, str(fd), str(uid)]
 
 
+class ZygoteWorker(LeasedWorker):
+    """A zygote in its bwrap sandbox. As root its jobs drop to the leased uid, which cannot signal
+    the zygote (still root inside): the zygote dying under a job is then a sandbox error."""
+
+    @property
+    def out_of_programs_reach(self) -> bool:  # type: ignore[override]
+        return self.lease is not None
+
+
 class BwrapSandbox(PooledSandbox):
     """Programs in bwrap sandboxes, `workers` warm zygotes at a time."""
 
@@ -102,7 +111,7 @@ class BwrapSandbox(PooledSandbox):
         if bwrap is None:
             raise SandboxUnavailableError("bwrap is not installed")
         command = partial(bwrap_command, bwrap)
-        super().__init__("bwrap", lambda _index: LeasedWorker(command, ENV), workers)
+        super().__init__("bwrap", lambda _index: ZygoteWorker(command, ENV), workers)
 
 
 def probe_bwrap() -> str | None:

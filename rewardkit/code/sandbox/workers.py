@@ -82,6 +82,10 @@ def files_memfd(files: Mapping[str, bytes]) -> int:
 class Worker:
     """One warm worker process and its control socket; `command(fd)` is the argv to start it."""
 
+    #: True when no program can kill this worker (its jobs run as another, unprivileged uid): its
+    #: death under a job is then ours, a sandbox error, never the program's failure.
+    out_of_programs_reach: bool = False
+
     def __init__(self, command: Callable[[int], list[str]], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -369,9 +373,13 @@ class WorkerSession:
         except OSError:
             message = b""
         if not message:
-            # The worker died under the job (the program killed its zygote): the program's failure.
+            # The worker died under the job. Where the program could have killed it (the same
+            # uid), the program's failure; where it could not, ours, said so.
+            ours = self.worker.out_of_programs_reach and not self.killed  # (before destroy)
             self.worker.destroy()
             self.status = {"status": signal.SIGKILL, "memory": False, "at": time.monotonic()}
+            if ours:
+                self.status["error"] = "the sandbox worker died under the job (not the program's doing)"
             return
         report = json.loads(message)
         if report.get("op") == "done":
