@@ -116,11 +116,21 @@ def test_killing_a_replicas_node_loses_no_accepted_request_silently(
 ) -> None:
     local, second = cluster
     victim = _replica_pid_on(served, second)
-    samples = [{"final_response": "slow:4", "answer": "slow:4"}, {"final_response": "7", "answer": "8"}]
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        pending = [pool.submit(score, served.url, samples) for _ in range(16)]
+    samples = [{"final_response": "slow:8", "answer": "slow:8"}, {"final_response": "7", "answer": "8"}]
+    with concurrent.futures.ThreadPoolExecutor(48) as pool:
+        pending: list[concurrent.futures.Future[httpx.Response]] = []
+
+        def victim_holds_requests() -> bool:
+            # Requests keep coming until the router has given the victim 4 at once: on a busy
+            # machine a fixed burst can trickle in too slowly, or mostly to the other replica.
+            if _running(markers, victim) >= 4:
+                return True
+            if len(pending) < 48:
+                pending.append(pool.submit(score, served.url, samples))
+            return False
+
         # Kill the second node while its replica holds requests (their samples have started).
-        wait_until(lambda: _running(markers, victim) >= 4, timeout=120, what="requests on the second node")
+        wait_until(victim_holds_requests, timeout=180, what="4 requests at once on the second node", interval=0.2)
         assert local.kill_node(second) > 0
         answers = [future.result() for future in pending]  # every request ends: none hangs
     assert _running(markers, victim) >= 4, "the killed replica held samples it never finished"
