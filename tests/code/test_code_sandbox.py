@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sandbox_fixtures as fixtures
+from grader_backends import require_backend
 
 from rewardkit.code.sandbox import (
     Job,
@@ -32,11 +33,7 @@ ROOMY = Limits(timeout=60)
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def sandbox(request: pytest.FixtureRequest):
-    reason = selection.available_backends()[request.param]
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the {request.param} sandbox is not usable here: {reason}")
-        pytest.skip(f"the {request.param} sandbox is not usable here: {reason}")
+    require_backend(request.param)
     box = get_sandbox(request.param, workers=2)
     yield box
     box.close()
@@ -121,8 +118,7 @@ def test_a_session_past_its_wall_limit_is_timed_out(sandbox) -> None:
 
 
 def test_a_session_left_without_calls_is_still_stopped_at_its_wall_limit() -> None:
-    if selection.available_backends()["bwrap"] is not None:
-        pytest.skip("needs the bwrap backend (processes to watch)")
+    require_backend("bwrap")  # (processes to watch)
     box = get_sandbox("bwrap", workers=1)
     try:
         session = box.open(
@@ -168,9 +164,7 @@ def test_sessions_leave_no_file_descriptors_open(sandbox) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_process_holding_over_1024_files_still_runs_programs(backend: str) -> None:
     # select() refuses fds past 1023; a worker's control socket keeps the caller's fd number.
-    reason = selection.available_backends()[backend]
-    if reason is not None:
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(reason)
+    require_backend(backend)
     held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
     try:
         box = get_sandbox(backend, workers=1)
@@ -276,8 +270,7 @@ def test_auto_picks_a_sandboxed_backend() -> None:
 
 
 def test_auto_falls_back_to_wasm_when_bwrap_cannot_run(monkeypatch) -> None:
-    if selection.available_backends()["wasm"] is not None:
-        pytest.skip("the wasm backend is not usable here")
+    require_backend("wasm")
     monkeypatch.setattr(
         selection, "available_backends", lambda: {"bwrap": "no user namespaces", "wasm": None}
     )
@@ -359,8 +352,7 @@ def _zygote_of(bwrap_pid: int) -> int:
 def test_a_zygote_that_dies_under_a_job_it_could_not_have_killed_is_a_sandbox_error() -> None:
     # As root the job runs as a leased uid, which cannot signal its zygote: the zygote's death
     # is ours (a sandbox error, excluded from scores), never a wrong program.
-    if selection.available_backends()["bwrap"] is not None:
-        pytest.fail("bwrap is not usable here")
+    require_backend("bwrap")
     box = get_sandbox("bwrap", workers=1)
     try:
         session = box.open(job("while True:\n    pass\n"))
@@ -391,8 +383,7 @@ def test_a_worker_started_from_a_thread_outlives_that_thread(sandbox) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to a leased uid")
 def test_as_root_the_wasm_worker_itself_runs_as_an_unprivileged_uid() -> None:
-    if selection.available_backends()["wasm"] is not None:
-        pytest.skip("the wasm backend is not usable here")
+    require_backend("wasm")
     box = get_sandbox("wasm", workers=1)
     try:
         assert box.run(job("print('ok')")).stdout == b"ok\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,9 +14,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 
 from adapter_testing import require_shared
+from grader_backends import require_backend
 
 from rewardkit.code.sandbox import Job, Limits, get_sandbox
-from rewardkit.code.sandbox.selection import available_backends
 
 
 def _problems() -> list[dict]:
@@ -35,11 +34,7 @@ def _program(problem: dict, body: str) -> bytes:
 @pytest.mark.parametrize("backend", ["bwrap", "wasm"])
 def test_canonical_solutions_pass_and_broken_ones_fail(backend: str) -> None:
     problems = _problems()
-    reason = available_backends()[backend]
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the {backend} sandbox is not usable here: {reason}")
-        pytest.skip(f"the {backend} sandbox is not usable here: {reason}")
+    require_backend(backend)
     sandbox = get_sandbox(backend, workers=2)
     limits = Limits(timeout=60)
 
